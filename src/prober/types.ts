@@ -1,0 +1,26 @@
+import type { Pod, PodStatus } from '../api/types.js';
+
+export type ProbeType = 'liveness' | 'readiness' | 'startup';
+
+/** The cached result of a probe, as the results managers hold it. */
+export type Result = 'success' | 'failure' | 'unknown';
+
+export interface ResultUpdate {
+  containerID: string;
+  result: Result;
+  podUID: string;
+}
+
+/** Where workers read the pod's last generated API status (the kubelet's status manager). */
+export interface PodStatusProvider {
+  getPodStatus(podUID: string): PodStatus | undefined;
+}
+
+export interface EventRef {
+  pod: Pod;
+  containerName?: string;
+}
+
+export interface EventRecorder {
+  event(ref: EventRef, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}

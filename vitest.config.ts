@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// Real servers and real processes: keep parallelism modest so timing-sensitive
+// tests (timeouts, grace periods) are not starved on a 2-core machine.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    reporters: ['default'],
+  },
+});
