@@ -1,0 +1,39 @@
+/**
+ * Go-worded network errors. Probe output is what users grep for in events
+ * (`dial tcp 10.0.0.5:81: connect: connection refused`), so Node's errno codes are
+ * rendered the way the kubelet's Go dialer would print them.
+ */
+
+/** `host:port`, with IPv6 literals bracketed like Go's net.JoinHostPort. */
+export function joinHostPort(host: string, port: number | string): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+const SYSCALL_TEXT: Record<string, string> = {
+  ECONNREFUSED: 'connect: connection refused',
+  ECONNRESET: 'connect: connection reset by peer',
+  EHOSTUNREACH: 'connect: no route to host',
+  ENETUNREACH: 'connect: network is unreachable',
+  EADDRNOTAVAIL: 'connect: cannot assign requested address',
+  EACCES: 'connect: permission denied',
+  EPERM: 'connect: operation not permitted',
+  ETIMEDOUT: 'i/o timeout',
+};
+
+/** The text Go's `net.Dial("tcp", address)` error would have for a Node socket error. */
+export function describeDialError(err: unknown, host: string, port: number | string): string {
+  const address = joinHostPort(host, port);
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') {
+    return `dial tcp: lookup ${host}: no such host`;
+  }
+  const text = code ? SYSCALL_TEXT[code] : undefined;
+  if (text) return `dial tcp ${address}: ${text}`;
+  const message = err instanceof Error ? err.message : String(err);
+  return `dial tcp ${address}: ${message}`;
+}
+
+/** Go's text for a dial that did not finish before its deadline. */
+export function dialTimeoutText(host: string, port: number | string): string {
+  return `dial tcp ${joinHostPort(host, port)}: i/o timeout`;
+}
