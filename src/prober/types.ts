@@ -24,3 +24,17 @@ export interface EventRef {
 export interface EventRecorder {
   event(ref: EventRef, type: 'Normal' | 'Warning', reason: string, message: string): void;
 }
+
+/** How a probe type is spelled in events, logs and the `probe_type` metric label. */
+export function probeTypeName(probeType: ProbeType): 'Liveness' | 'Readiness' | 'Startup' | 'UNKNOWN' {
+  switch (probeType) {
+    case 'liveness':
+      return 'Liveness';
+    case 'readiness':
+      return 'Readiness';
+    case 'startup':
+      return 'Startup';
+    default:
+      return 'UNKNOWN';
+  }
+}
