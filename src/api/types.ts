@@ -11,18 +11,23 @@ export type {
   ContainerState,
   ContainerStatus,
   EnvVar,
+  Event,
+  EventList,
+  EventSource,
   ExecAction,
   GRPCAction,
   HTTPGetAction,
   HTTPHeader,
+  ObjectReference,
   Pod,
   PodCondition,
+  PodList,
   PodSpec,
   PodStatus,
   Probe,
   TCPSocketAction,
 } from 'kubernetes-types/core/v1.js';
-export type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
+export type { ListMeta, ObjectMeta, Status } from 'kubernetes-types/meta/v1.js';
 /** `intstr.IntOrString` (ports may be numbers or names). */
 export type IntOrString = number | string;
 
