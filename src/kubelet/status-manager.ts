@@ -1,0 +1,196 @@
+/**
+ * The kubelet's status manager (upstream `pkg/kubelet/status/status_manager.go`), in memory:
+ * the last generated API `PodStatus` per pod. The probe workers read it on every iteration
+ * (container IDs, `started`, `startedAt`), the sync loop writes probe verdicts into it, and
+ * the read-only API serves it.
+ *
+ * Statuses handed out are deeply frozen snapshots, one fresh object per change: readers on
+ * the hot path pay nothing, and a caller that tries to mutate one fails loudly instead of
+ * corrupting the cache. `structuredClone` a snapshot to edit it.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { ContainerStatus, Pod, PodCondition, PodStatus } from '../api/types.js';
+import type { PodStatusProvider } from '../prober/types.js';
+import { type Clock, realClock } from '../util/clock.js';
+import { generateContainersReadyCondition, generatePodReadyCondition } from './conditions.js';
+
+export interface StatusManagerOptions {
+  clock?: Clock;
+}
+
+/** Called synchronously after a pod's status really changed, with the new (frozen) status. */
+export type PodStatusListener = (podUID: string, status: PodStatus) => void;
+
+/**
+ * Conditions whose `lastTransitionTime` the status manager maintains (`updateStatusInternal`).
+ * Others (readiness gates set by controllers) keep the time they were given.
+ */
+const TRANSITION_TRACKED_CONDITIONS: readonly string[] = [
+  'ContainersReady',
+  'Ready',
+  'Initialized',
+  'PodReadyToStartContainers',
+  'PodScheduled',
+  'DisruptionTarget',
+];
+
+interface PodEntry {
+  pod: Pod;
+  status?: PodStatus;
+}
+
+export class StatusManager implements PodStatusProvider {
+  private readonly clock: Clock;
+  private readonly pods = new Map<string, PodEntry>();
+  private readonly listeners = new Set<PodStatusListener>();
+
+  constructor(options: StatusManagerOptions = {}) {
+    this.clock = options.clock ?? realClock;
+  }
+
+  /** The last status set for the pod: a frozen snapshot, never mutated afterwards. */
+  getPodStatus(podUID: string): PodStatus | undefined {
+    return this.pods.get(podUID)?.status;
+  }
+
+  /** The pod as last given to `addPod`/`setPodStatus` (frozen). */
+  getPod(podUID: string): Pod | undefined {
+    return this.pods.get(podUID)?.pod;
+  }
+
+  /**
+   * Makes the pod known (the pod manager's role upstream) without a status yet, or refreshes
+   * its spec. Probe verdicts for a known pod without a status are dropped, as upstream does
+   * before the pod's first sync.
+   */
+  addPod(pod: Pod): void {
+    const uid = requireUID(pod);
+    const entry = this.pods.get(uid);
+    const frozen = deepFreeze(structuredClone(pod));
+    if (entry) entry.pod = frozen;
+    else this.pods.set(uid, { pod: frozen });
+  }
+
+  /**
+   * Stores a copy of `status` as the pod's status (registering the pod if needed).
+   * Kubelet-owned conditions keep the previous `lastTransitionTime` unless their status
+   * flipped; new or flipped ones get now. The previous status is the cached one, else
+   * `pod.status` (the API's). `startTime` never changes once set, and is set to now if the
+   * first status lacks it. Listeners hear about it only if something changed.
+   */
+  setPodStatus(pod: Pod, status: PodStatus): void {
+    this.addPod(pod);
+    this.updateStatusInternal(requireUID(pod), structuredClone(status));
+  }
+
+  /**
+   * The sync loop's readiness write: sets `ready` on the container with this ID (regular
+   * statuses first, then init) and regenerates `Ready` and `ContainersReady`. No-op when the
+   * pod is unknown, has no status yet, has no such container, or the value is unchanged.
+   */
+  setContainerReadiness(podUID: string, containerID: string, ready: boolean): void {
+    const current = this.findContainer(podUID, containerID);
+    if (current === undefined || (current.containerStatus.ready ?? false) === ready) return;
+    const { pod, status } = current;
+    const next = structuredClone(status);
+    const cs = findContainerStatus(next, containerID);
+    if (cs === undefined) return;
+    cs.ready = ready;
+    replaceOrAppendCondition(next, generatePodReadyCondition(pod, next, next.conditions));
+    replaceOrAppendCondition(next, generateContainersReadyCondition(pod, next));
+    this.updateStatusInternal(podUID, next);
+  }
+
+  /**
+   * The sync loop's startup write: sets `started` on the container with this ID and nothing
+   * else. Same no-op cases as readiness; "unchanged" needs `started` to be present already.
+   */
+  setContainerStartup(podUID: string, containerID: string, started: boolean): void {
+    const current = this.findContainer(podUID, containerID);
+    if (current === undefined || current.containerStatus.started === started) return;
+    const next = structuredClone(current.status);
+    const cs = findContainerStatus(next, containerID);
+    if (cs === undefined) return;
+    cs.started = started;
+    this.updateStatusInternal(podUID, next);
+  }
+
+  /** Forgets the pod and its status. */
+  removePod(podUID: string): void {
+    this.pods.delete(podUID);
+  }
+
+  subscribe(listener: PodStatusListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  private findContainer(
+    podUID: string,
+    containerID: string,
+  ): { pod: Pod; status: PodStatus; containerStatus: ContainerStatus } | undefined {
+    const entry = this.pods.get(podUID);
+    if (entry?.status === undefined) return undefined;
+    const containerStatus = findContainerStatus(entry.status, containerID);
+    if (containerStatus === undefined) return undefined;
+    return { pod: entry.pod, status: entry.status, containerStatus };
+  }
+
+  /** `status` must be a private copy: it is adjusted, frozen and kept. */
+  private updateStatusInternal(podUID: string, status: PodStatus): void {
+    const entry = this.pods.get(podUID);
+    if (entry === undefined) return;
+    const previous = entry.status ?? entry.pod.status ?? {};
+    const nowText = kubeTime(this.clock.now());
+
+    for (const type of TRANSITION_TRACKED_CONDITIONS) {
+      const c = status.conditions?.find((x) => x.type === type);
+      if (c === undefined) continue;
+      const old = previous.conditions?.find((x) => x.type === type);
+      c.lastTransitionTime = old !== undefined && old.status === c.status ? old.lastTransitionTime : nowText;
+      if (c.lastTransitionTime === undefined) delete c.lastTransitionTime;
+    }
+    if (previous.startTime) status.startTime = previous.startTime;
+    else if (!status.startTime) status.startTime = nowText;
+
+    if (entry.status !== undefined && isDeepStrictEqual(entry.status, status)) return;
+    const frozen = deepFreeze(status);
+    entry.status = frozen;
+    for (const listener of [...this.listeners]) listener(podUID, frozen);
+  }
+}
+
+/** `metav1.Time` as the API serialises it: RFC 3339, UTC, whole seconds. */
+export function kubeTime(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function findContainerStatus(status: PodStatus, containerID: string): ContainerStatus | undefined {
+  return (
+    status.containerStatuses?.find((c) => c.containerID === containerID) ??
+    status.initContainerStatuses?.find((c) => c.containerID === containerID)
+  );
+}
+
+function replaceOrAppendCondition(status: PodStatus, condition: PodCondition): void {
+  const conditions = (status.conditions ??= []);
+  const i = conditions.findIndex((c) => c.type === condition.type);
+  if (i >= 0) conditions[i] = condition;
+  else conditions.push(condition);
+}
+
+function requireUID(pod: Pod): string {
+  const uid = pod.metadata?.uid;
+  if (!uid) throw new TypeError('pod has no metadata.uid');
+  return uid;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
