@@ -1,0 +1,67 @@
+/**
+ * The kubelet's TCP socket probe (`pkg/probe/tcp`): can a connection be opened within the
+ * timeout? Nothing is sent or read. Every dial problem is a probe *failure* whose output is
+ * the Go dialer's error text, never an error, because that is what users see in events.
+ */
+import net from 'node:net';
+import { realClock } from '../util/clock.js';
+import { describeDialError, dialTimeoutText } from './net-errors.js';
+import type { ProbeOutcome } from './types.js';
+
+/** Go's `net.Dial` accepts 0..65535; anything else fails before any packet is sent. */
+function isDialablePort(port: number): boolean {
+  return Number.isInteger(port) && port >= 0 && port <= 65535;
+}
+
+function failure(output: string): ProbeOutcome {
+  return { result: 'failure', output };
+}
+
+/**
+ * Opens a TCP connection to `host:port` and closes it at once.
+ *
+ * `host` '' means the local host (Go dials the local system for `":port"` and prints the
+ * address as `:port`). The connection is closed with a reset rather than a FIN so the probing
+ * side keeps no TIME_WAIT socket: the kubelet sets SO_LINGER for the same reason, so that
+ * hundreds of probes a second cannot exhaust ephemeral ports (kubernetes#89898).
+ */
+export function probeTcp(host: string, port: number, timeoutMs: number): Promise<ProbeOutcome> {
+  if (!isDialablePort(port)) {
+    return Promise.resolve(failure(`dial tcp: address ${port}: invalid port`));
+  }
+  return new Promise((resolve) => {
+    const isLiteral = host === '' || net.isIP(host) !== 0;
+    // Go names the resolved IP in dial errors, not the name that was dialled.
+    let resolvedHost: string | undefined = isLiteral ? host : undefined;
+    let settled = false;
+
+    const socket = net.connect({ host: host === '' ? 'localhost' : host, port });
+
+    const finish = (outcome: ProbeOutcome): void => {
+      if (settled) return;
+      settled = true;
+      realClock.clearTimeout(timer);
+      resolve(outcome);
+    };
+
+    const timer = realClock.setTimeout(() => {
+      socket.destroy();
+      finish(
+        failure(resolvedHost === undefined ? `dial tcp: lookup ${host}: i/o timeout` : dialTimeoutText(resolvedHost, port)),
+      );
+    }, timeoutMs);
+
+    socket.on('lookup', (err: Error | null, address: string | undefined) => {
+      if (!isLiteral && !err && address) resolvedHost = address;
+    });
+    socket.on('connect', () => {
+      socket.resetAndDestroy();
+      finish({ result: 'success', output: '' });
+    });
+    // Stays attached after settling: a late error on a socket nobody listens to would crash.
+    socket.on('error', (err: Error) => {
+      socket.destroy();
+      finish(failure(describeDialError(err, resolvedHost ?? host, port)));
+    });
+  });
+}
