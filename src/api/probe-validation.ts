@@ -1,0 +1,109 @@
+/**
+ * The apiserver's probe validation (`validateProbe`, `validateHandler` and the per-kind
+ * wrappers in `pkg/apis/core/validation`), reporting every broken rule with upstream's
+ * field paths and wording.
+ */
+import { FieldError, forbidden, invalid, notSupported, required } from './field-error.js';
+import { isHTTPHeaderName, isValidPortName, isValidPortNum } from './formats.js';
+import type { HTTPGetAction, IntOrString, Probe } from './types.js';
+
+/** Same union as the prober's `ProbeType`; declared here so `api/` does not depend on a lower layer. */
+type ProbeKind = 'liveness' | 'readiness' | 'startup';
+
+const SUPPORTED_HTTP_SCHEMES = ['HTTP', 'HTTPS'] as const;
+const MORE_THAN_ONE_HANDLER = 'may not specify more than 1 handler type';
+const IS_NEGATIVE = 'must be greater than or equal to 0';
+const NONNEGATIVE_FIELDS = [
+  'initialDelaySeconds',
+  'timeoutSeconds',
+  'periodSeconds',
+  'successThreshold',
+  'failureThreshold',
+] as const;
+
+/**
+ * Validates one probe of the given kind at `fieldPath` (e.g. `spec.containers[0].livenessProbe`).
+ * Includes the per-kind rules: liveness and startup need `successThreshold` 1, readiness
+ * may not set `terminationGracePeriodSeconds`. Container-type rules (plain init and
+ * ephemeral containers) belong to `validatePod`.
+ */
+export function validateProbe(probe: Probe, probeType: ProbeKind, fieldPath: string): FieldError[] {
+  const errs = validateCommonProbe(probe, fieldPath);
+  if (probeType === 'readiness') {
+    if (isSet(probe.terminationGracePeriodSeconds)) {
+      errs.push(
+        invalid(
+          `${fieldPath}.terminationGracePeriodSeconds`,
+          probe.terminationGracePeriodSeconds,
+          'must not be set for readinessProbes',
+        ),
+      );
+    }
+  } else if ((probe.successThreshold ?? 0) !== 1) {
+    errs.push(invalid(`${fieldPath}.successThreshold`, probe.successThreshold ?? 0, 'must be 1'));
+  }
+  return errs;
+}
+
+function validateCommonProbe(probe: Probe, fieldPath: string): FieldError[] {
+  const errs = validateHandler(probe, fieldPath);
+  for (const name of NONNEGATIVE_FIELDS) {
+    const value = probe[name] ?? 0;
+    if (value < 0) errs.push(invalid(`${fieldPath}.${name}`, value, IS_NEGATIVE));
+  }
+  const grace = probe.terminationGracePeriodSeconds;
+  if (isSet(grace) && grace <= 0) {
+    errs.push(invalid(`${fieldPath}.terminationGracePeriodSeconds`, grace, 'must be greater than 0'));
+  }
+  return errs;
+}
+
+/** Exactly one handler; the first set one (exec, httpGet, tcpSocket, grpc) is validated, later ones are Forbidden. */
+function validateHandler(probe: Probe, fieldPath: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const handlers: [string, unknown, () => FieldError[]][] = [
+    ['exec', probe.exec, () => (probe.exec?.command?.length ? [] : [required(`${fieldPath}.exec.command`)])],
+    ['httpGet', probe.httpGet, () => validateHTTPGet(probe.httpGet ?? { port: 0 }, `${fieldPath}.httpGet`)],
+    ['tcpSocket', probe.tcpSocket, () => validatePortNumOrName(probe.tcpSocket?.port, `${fieldPath}.tcpSocket.port`)],
+    ['grpc', probe.grpc, () => validatePortNumOrName(probe.grpc?.port ?? 0, `${fieldPath}.grpc.port`)],
+  ];
+  let count = 0;
+  for (const [name, handler, validate] of handlers) {
+    if (!isSet(handler)) continue;
+    if (count > 0) {
+      errs.push(forbidden(`${fieldPath}.${name}`, MORE_THAN_ONE_HANDLER));
+    } else {
+      count++;
+      errs.push(...validate());
+    }
+  }
+  if (count === 0) errs.push(required(fieldPath, 'must specify a handler type'));
+  return errs;
+}
+
+function validateHTTPGet(action: HTTPGetAction, fieldPath: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!action.path) errs.push(required(`${fieldPath}.path`));
+  errs.push(...validatePortNumOrName(action.port, `${fieldPath}.port`));
+  const scheme = action.scheme ?? '';
+  if (!(SUPPORTED_HTTP_SCHEMES as readonly string[]).includes(scheme)) {
+    errs.push(notSupported(`${fieldPath}.scheme`, scheme, SUPPORTED_HTTP_SCHEMES));
+  }
+  for (const header of action.httpHeaders ?? []) {
+    const name = header.name ?? '';
+    for (const msg of isHTTPHeaderName(name)) errs.push(invalid(`${fieldPath}.httpHeaders`, name, msg));
+  }
+  return errs;
+}
+
+/** `ValidatePortNumOrName`: a number must be a valid port, a string a valid IANA service name. */
+export function validatePortNumOrName(port: IntOrString | undefined, fieldPath: string): FieldError[] {
+  if (typeof port === 'string') return isValidPortName(port).map((msg) => invalid(fieldPath, port, msg));
+  const num = port ?? 0;
+  return isValidPortNum(num).map((msg) => invalid(fieldPath, num, msg));
+}
+
+/** Go's nil check: YAML `exec:` with nothing after it decodes to null, which is "not set". */
+function isSet<T>(value: T | null | undefined): value is T {
+  return value !== undefined && value !== null;
+}
