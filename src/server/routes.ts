@@ -1,0 +1,73 @@
+/**
+ * The read-only API's routing, kept apart from sockets so every answer is decided in one
+ * place: method and path in, status, headers and body out. HEAD is answered as GET; the
+ * server drops the body.
+ */
+import { Registry } from 'prom-client';
+import type { EventList, PodList, Status } from '../api/types.js';
+import { internalErrorStatus, methodNotAllowedStatus, notFoundStatus } from './status.js';
+import type { KubeletView } from './view.js';
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export const ALLOWED_METHODS = 'GET, HEAD';
+
+type Handler = (view: KubeletView, query: URLSearchParams) => Promise<Reply>;
+
+const routes: ReadonlyMap<string, Handler> = new Map<string, Handler>([
+  ['/healthz', async () => text(200, 'ok', 'text/plain; charset=utf-8')],
+  [
+    '/pods',
+    async (view) => {
+      const list: PodList = { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: view.listPods() };
+      return json(200, list);
+    },
+  ],
+  [
+    '/events',
+    async (view, query) => {
+      const podName = query.get('pod') || undefined;
+      const items = view.listEvents(podName === undefined ? undefined : { podName });
+      const list: EventList = { kind: 'EventList', apiVersion: 'v1', metadata: {}, items };
+      return json(200, list);
+    },
+  ],
+  ['/metrics/probes', async (view) => text(200, await view.probeMetrics(), Registry.PROMETHEUS_CONTENT_TYPE)],
+]);
+
+/** Answers one request. Never rejects: a failing view becomes a 500 `Status`. */
+export async function route(view: KubeletView, method: string, rawUrl: string): Promise<Reply> {
+  // Split by hand rather than `new URL`, which would read `//host/path` as a host.
+  const queryAt = rawUrl.indexOf('?');
+  const path = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);
+  const query = new URLSearchParams(queryAt < 0 ? '' : rawUrl.slice(queryAt + 1));
+  const handler = routes.get(path);
+  if (!handler) return status(notFoundStatus());
+  if (method !== 'GET' && method !== 'HEAD') {
+    const reply = status(methodNotAllowedStatus());
+    reply.headers['Allow'] = ALLOWED_METHODS;
+    return reply;
+  }
+  try {
+    return await handler(view, query);
+  } catch (err) {
+    return status(internalErrorStatus(err));
+  }
+}
+
+function text(code: number, body: string, contentType: string): Reply {
+  return { status: code, headers: { 'Content-Type': contentType, 'X-Content-Type-Options': 'nosniff' }, body };
+}
+
+/** Go's JSON encoder ends every document with a newline; so do we. */
+function json(code: number, value: unknown): Reply {
+  return { status: code, headers: { 'Content-Type': 'application/json' }, body: `${JSON.stringify(value)}\n` };
+}
+
+function status(s: Status): Reply {
+  return json(s.code ?? 500, s);
+}
