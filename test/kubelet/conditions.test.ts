@@ -273,12 +273,14 @@ describe('other kubelet-owned conditions', () => {
   });
 
   it('generatePodConditions keeps foreign conditions first, drops stale kubelet ones, and feeds gates to Ready', () => {
-    const p = pod(['a'], [], { readinessGates: [{ conditionType: 'g' }] });
-    p.status = {
-      conditions: [
-        { type: 'Ready', status: 'True' },
-        { type: 'g', status: 'True', lastTransitionTime: '2024-01-01T00:00:00Z' },
-      ],
+    const p: Pod = {
+      ...pod(['a'], [], { readinessGates: [{ conditionType: 'g' }] }),
+      status: {
+        conditions: [
+          { type: 'Ready', status: 'True' },
+          { type: 'g', status: 'True', lastTransitionTime: '2024-01-01T00:00:00Z' },
+        ],
+      },
     };
     const status: PodStatus = { containerStatuses: [cs('a', { ready: true, ...running })] };
     expect(generatePodConditions(p, status)).toEqual([

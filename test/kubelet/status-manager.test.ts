@@ -120,13 +120,15 @@ describe('StatusManager', () => {
     });
 
     it('takes the first previous status from pod.status (the API status)', () => {
-      const pod = makePod();
-      pod.status = {
-        conditions: [
-          { type: 'PodScheduled', status: 'True', lastTransitionTime: '2023-12-31T00:00:00Z' },
-          { type: 'Ready', status: 'True', lastTransitionTime: '2023-12-31T00:00:00Z' },
-        ],
-        startTime: '2023-12-31T00:00:00Z',
+      const pod: Pod = {
+        ...makePod(),
+        status: {
+          conditions: [
+            { type: 'PodScheduled', status: 'True', lastTransitionTime: '2023-12-31T00:00:00Z' },
+            { type: 'Ready', status: 'True', lastTransitionTime: '2023-12-31T00:00:00Z' },
+          ],
+          startTime: '2023-12-31T00:00:00Z',
+        },
       };
       sm.setPodStatus(pod, makeStatus());
       const status = sm.getPodStatus(UID);
