@@ -18,7 +18,7 @@ afterEach(() => {
 });
 
 /** Counts of the handle kinds a run could leak (timers, child processes, pipes). */
-function activeResources(): Record<string, number> {
+function activeResources(): { Timeout: number; ProcessWrap: number; PipeWrap: number } {
   const counts: Record<string, number> = {};
   for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
   return { Timeout: counts.Timeout ?? 0, ProcessWrap: counts.ProcessWrap ?? 0, PipeWrap: counts.PipeWrap ?? 0 };
