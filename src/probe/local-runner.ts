@@ -1,0 +1,85 @@
+/**
+ * A {@link CommandRunner} that runs exec probe commands as local processes: what
+ * `probelet probe --exec` and the local kubelet use in place of CRI `ExecSync`.
+ * Like a runtime's exec, the command runs in its own process group with the container's
+ * environment and working directory, and a timeout kills all of it.
+ */
+import { formatGoDuration } from '../util/duration.js';
+import { realClock, type Clock } from '../util/clock.js';
+import { runProcess } from '../util/process.js';
+import { MAX_PROBE_OUTPUT_BYTES } from './constants.js';
+import { ExecTimeoutError } from './exec.js';
+import type { CommandRunner } from './types.js';
+
+/** Where and how a container's commands run. */
+export interface LocalExecContext {
+  /** The complete environment (not merged with anything). */
+  env?: Record<string, string>;
+  /** Working directory. */
+  cwd?: string;
+}
+
+export interface LocalCommandRunnerOptions extends LocalExecContext {
+  /**
+   * Per-container context (the local runtime knows each container's env and
+   * workingDir). Fields it returns win over `env`/`cwd`; returning `undefined` means the
+   * container does not exist, which errors the probe (as exec into a gone container
+   * does). Without `resolve` every container ID is accepted.
+   */
+  resolve?: (containerID: string) => LocalExecContext | undefined;
+  /** Clock for the timeout. Default: real time. */
+  clock?: Clock;
+}
+
+export class LocalCommandRunner implements CommandRunner {
+  private readonly options: LocalCommandRunnerOptions;
+
+  constructor(options: LocalCommandRunnerOptions = {}) {
+    this.options = options;
+  }
+
+  /**
+   * Resolves with stdout then stderr (each read up to 10 KiB) and the exit code. Rejects
+   * with an {@link ExecTimeoutError} (`name` `'TimeoutError'`) after `timeoutMs`, once the
+   * whole process group is dead; with a plain error (a Go-worded start failure, or an
+   * unknown container) when the command could not be run. Rejections carry the output
+   * gathered so far as `output`.
+   */
+  async runInContainer(
+    containerID: string,
+    cmd: string[],
+    timeoutMs: number,
+  ): Promise<{ output: string; exitCode: number }> {
+    const context = this.contextFor(containerID);
+    const run = await runProcess({
+      argv: cmd,
+      env: context.env ?? this.options.env ?? inheritedEnv(),
+      cwd: context.cwd ?? this.options.cwd,
+      maxOutputBytes: MAX_PROBE_OUTPUT_BYTES,
+      timeoutMs,
+      clock: this.options.clock ?? realClock,
+    }).catch((err: unknown) => {
+      throw Object.assign(err instanceof Error ? err : new Error(String(err)), { output: '' });
+    });
+    const output = Buffer.concat([run.stdout, run.stderr]).subarray(0, MAX_PROBE_OUTPUT_BYTES).toString('utf8');
+    if (run.timedOut) {
+      const detail = `command "${cmd.join(' ')}" timed out after ${formatGoDuration(timeoutMs)}`;
+      throw new ExecTimeoutError(new Error(`command timed out: ${detail}`), timeoutMs, output);
+    }
+    return { output, exitCode: run.exitCode };
+  }
+
+  private contextFor(containerID: string): LocalExecContext {
+    if (!this.options.resolve) return {};
+    const context = this.options.resolve(containerID);
+    if (!context) throw Object.assign(new Error(`container "${containerID}" not found`), { output: '' });
+    return context;
+  }
+}
+
+/** This process's environment without the `undefined` holes Node's typing allows. */
+function inheritedEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value;
+  return env;
+}
