@@ -32,8 +32,8 @@ export function setPodDefaults(pod: Pod): Pod {
   const out = structuredClone(pod);
   const metadata = (out.metadata ??= {});
   if (!metadata.namespace) metadata.namespace = 'default';
-  const spec = out.spec;
-  if (!spec) return out;
+  // The apiserver defaults a missing spec like an empty one, leaving only `containers` to complain about.
+  const spec = (out.spec ??= { containers: [] });
   if (!spec.restartPolicy) spec.restartPolicy = 'Always';
   if (spec.terminationGracePeriodSeconds === undefined || spec.terminationGracePeriodSeconds === null) {
     spec.terminationGracePeriodSeconds = DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS;

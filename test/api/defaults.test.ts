@@ -133,6 +133,7 @@ describe('setPodDefaults', () => {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { namespace: 'default' },
+      spec: { containers: [], restartPolicy: 'Always', terminationGracePeriodSeconds: 30, dnsPolicy: 'ClusterFirst' },
     });
   });
 });

@@ -1,0 +1,148 @@
+/**
+ * Type checks on a decoded Pod for the fields probelet reads. The apiserver's JSON decoder
+ * rejects `command: "sleep 10"` or `periodSeconds: "10"` before validation runs; without
+ * this step such values would travel into the runtime and prober and fail far from the
+ * manifest line that caused them. Unknown fields are ignored, as `kubectl apply` does.
+ */
+import { isRecord } from './workloads.js';
+
+type Shape =
+  | 'string'
+  | 'integer'
+  | 'boolean'
+  | 'intOrString'
+  | { object: Readonly<Record<string, Shape>> }
+  | { list: Shape }
+  | { map: Shape };
+
+const strings: Shape = { list: 'string' };
+
+const httpGet: Shape = {
+  object: {
+    path: 'string',
+    port: 'intOrString',
+    host: 'string',
+    scheme: 'string',
+    httpHeaders: { list: { object: { name: 'string', value: 'string' } } },
+  },
+};
+const tcpSocket: Shape = { object: { port: 'intOrString', host: 'string' } };
+
+const probe: Shape = {
+  object: {
+    exec: { object: { command: strings } },
+    httpGet,
+    tcpSocket,
+    grpc: { object: { port: 'integer', service: 'string' } },
+    initialDelaySeconds: 'integer',
+    timeoutSeconds: 'integer',
+    periodSeconds: 'integer',
+    successThreshold: 'integer',
+    failureThreshold: 'integer',
+    terminationGracePeriodSeconds: 'integer',
+  },
+};
+
+const lifecycleHandler: Shape = {
+  object: {
+    exec: { object: { command: strings } },
+    httpGet,
+    tcpSocket,
+    sleep: { object: { seconds: 'integer' } },
+  },
+};
+
+const container: Shape = {
+  object: {
+    name: 'string',
+    image: 'string',
+    command: strings,
+    args: strings,
+    workingDir: 'string',
+    env: { list: { object: { name: 'string', value: 'string' } } },
+    ports: {
+      list: {
+        object: { name: 'string', containerPort: 'integer', hostPort: 'integer', protocol: 'string', hostIP: 'string' },
+      },
+    },
+    livenessProbe: probe,
+    readinessProbe: probe,
+    startupProbe: probe,
+    lifecycle: { object: { postStart: lifecycleHandler, preStop: lifecycleHandler } },
+    restartPolicy: 'string',
+    restartPolicyRules: {
+      list: {
+        object: { action: 'string', exitCodes: { object: { operator: 'string', values: { list: 'integer' } } } },
+      },
+    },
+    targetContainerName: 'string',
+  },
+};
+
+const podShape: Shape = {
+  object: {
+    apiVersion: 'string',
+    kind: 'string',
+    metadata: {
+      object: {
+        name: 'string',
+        generateName: 'string',
+        namespace: 'string',
+        uid: 'string',
+        labels: { map: 'string' },
+        annotations: { map: 'string' },
+      },
+    },
+    spec: {
+      object: {
+        containers: { list: container },
+        initContainers: { list: container },
+        ephemeralContainers: { list: container },
+        restartPolicy: 'string',
+        terminationGracePeriodSeconds: 'integer',
+      },
+    },
+  },
+};
+
+/** Every type mismatch in `pod`, as `<path>: expected <type>, got <value>`. */
+export function checkPodShape(pod: unknown): string[] {
+  const problems: string[] = [];
+  check(pod, podShape, '', problems);
+  return problems;
+}
+
+function check(value: unknown, shape: Shape, path: string, problems: string[]): void {
+  // A JSON null decodes to the Go zero value, so it is never a type error.
+  if (value === null || value === undefined) return;
+  const fail = (expected: string) => problems.push(`${path || '(root)'}: expected ${expected}, got ${describe(value)}`);
+  if (shape === 'string') {
+    if (typeof value !== 'string') fail('a string');
+  } else if (shape === 'integer') {
+    if (!Number.isInteger(value)) fail('an integer');
+  } else if (shape === 'boolean') {
+    if (typeof value !== 'boolean') fail('a boolean');
+  } else if (shape === 'intOrString') {
+    if (typeof value !== 'string' && !Number.isInteger(value)) fail('an integer or a string');
+  } else if ('list' in shape) {
+    if (!Array.isArray(value)) fail(shape.list === 'string' ? 'a list of strings' : 'a list');
+    else value.forEach((item, i) => check(item, shape.list, `${path}[${i}]`, problems));
+  } else if ('map' in shape) {
+    if (!isRecord(value)) fail('a mapping');
+    else for (const [key, item] of Object.entries(value)) check(item, shape.map, `${path}.${key}`, problems);
+  } else if (!isRecord(value)) {
+    fail('a mapping');
+  } else {
+    for (const [key, fieldShape] of Object.entries(shape.object)) {
+      check(value[key], fieldShape, path ? `${path}.${key}` : key, problems);
+    }
+  }
+}
+
+/** Short rendering of an offending value for messages. */
+export function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (isRecord(value)) return 'a mapping';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  return String(value);
+}

@@ -1,0 +1,266 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { admitPods } from '../../src/api/admit.js';
+import { loadManifestFile, ManifestError, parseManifest } from '../../src/api/manifest.js';
+import type { Pod } from '../../src/api/types.js';
+
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/manifests/${name}`, import.meta.url));
+
+function errorOf(fn: () => unknown): ManifestError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ManifestError);
+    return err as ManifestError;
+  }
+  throw new Error('expected a ManifestError');
+}
+
+const names = (pods: Pod[]) => pods.map((p) => p.metadata?.name);
+
+const podDoc = (name: string) => `apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+spec:
+  containers:
+    - name: c
+      command: [sleep, "1"]
+`;
+
+const workloads: Record<string, string> = {
+  Deployment: 'apiVersion: apps/v1\nkind: Deployment',
+  StatefulSet: 'apiVersion: apps/v1\nkind: StatefulSet',
+  DaemonSet: 'apiVersion: apps/v1\nkind: DaemonSet',
+  ReplicaSet: 'apiVersion: apps/v1\nkind: ReplicaSet',
+  Job: 'apiVersion: batch/v1\nkind: Job',
+};
+
+const template = (indent: string) =>
+  [
+    'template:',
+    '  metadata:',
+    '    labels: {app: w}',
+    '  spec:',
+    '    containers:',
+    '      - name: c',
+    '        command: [sleep, "1"]',
+    '        livenessProbe: {tcpSocket: {port: 80}}',
+  ]
+    .map((l) => indent + l)
+    .join('\n');
+
+describe('parseManifest', () => {
+  it('reads a YAML pod file as is (no defaulting)', async () => {
+    const pods = await loadManifestFile(fixture('web-pod.yaml'));
+    expect(pods).toHaveLength(1);
+    const [pod] = pods;
+    expect(pod?.metadata).toEqual({ name: 'web', labels: { app: 'web' } });
+    expect(pod?.spec?.containers[0]?.livenessProbe).toEqual({ httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 5 });
+  });
+
+  it('reads JSON', async () => {
+    const pods = await loadManifestFile(fixture('pod.json'));
+    expect(names(pods)).toEqual(['json-pod']);
+    expect(pods[0]?.metadata?.namespace).toBe('team');
+  });
+
+  it('reads multi-document YAML, skipping empty and comment-only documents, and flattens Lists', async () => {
+    expect(names(await loadManifestFile(fixture('multi.yaml')))).toEqual(['first', 'second', 'third']);
+    expect(parseManifest('', 'empty.yaml')).toEqual([]);
+    expect(parseManifest('# nothing\n---\n', 'empty.yaml')).toEqual([]);
+  });
+
+  it('reads a PodList whose items omit apiVersion and kind (like the kubelet /pods output)', () => {
+    const text = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'PodList',
+      items: [{ metadata: { name: 'a' }, spec: { containers: [{ name: 'c' }] } }],
+    });
+    const pods = parseManifest(text, 'pods.json');
+    expect(pods).toEqual([{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a' }, spec: { containers: [{ name: 'c' }] } }]);
+  });
+
+  it('names file, line and column of a YAML syntax error', async () => {
+    const path = fixture('broken.yaml');
+    const err = await loadManifestFile(path).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ManifestError);
+    expect((err as ManifestError).message).toBe(`${path}:4:9: Nested mappings are not allowed in compact mappings`);
+    expect(err).toMatchObject({ source: path, line: 4, column: 9 });
+    const dup = errorOf(() => parseManifest('a: 1\na: 2\n', 'pod.yaml'));
+    expect(dup.message).toBe('pod.yaml:2:1: Map keys must be unique');
+  });
+
+  it('rejects an unknown kind, listing what is accepted', () => {
+    const text = 'apiVersion: v1\nkind: Service\nmetadata: {name: s}\n';
+    expect(errorOf(() => parseManifest(text, 'svc.yaml')).message).toBe(
+      'svc.yaml: document 1: unsupported kind "Service"; accepted kinds: Pod, PodList, List',
+    );
+    expect(errorOf(() => parseManifest(text, 'svc.yaml', { allowTemplates: true })).message).toBe(
+      'svc.yaml: document 1: unsupported kind "Service"; accepted kinds: Pod, PodList, List, ' +
+        'Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob',
+    );
+  });
+
+  it('names the document when apiVersion or kind is missing or it is not an object', () => {
+    const two = `${podDoc('ok')}---\nkind: Pod\nmetadata: {name: x}\n`;
+    expect(errorOf(() => parseManifest(two, 'p.yaml')).message).toBe(
+      'p.yaml: document 2: missing required field "apiVersion"',
+    );
+    expect(errorOf(() => parseManifest('apiVersion: v1\n', 'p.yaml')).message).toBe(
+      'p.yaml: document 1: missing required field "kind"',
+    );
+    expect(errorOf(() => parseManifest('- a\n- b\n', 'p.yaml')).message).toBe(
+      'p.yaml: document 1: expected a Kubernetes object (a mapping with apiVersion and kind), got a list',
+    );
+    expect(errorOf(() => parseManifest('just text\n', 'p.yaml')).message).toBe(
+      'p.yaml: document 1: expected a Kubernetes object (a mapping with apiVersion and kind), got "just text"',
+    );
+    const list = 'apiVersion: v1\nkind: List\nitems:\n  - {apiVersion: v1}\n';
+    expect(errorOf(() => parseManifest(list, 'l.yaml')).message).toBe(
+      'l.yaml: document 1, items[0]: missing required field "kind"',
+    );
+  });
+
+  it('rejects a kind in the wrong API version', () => {
+    expect(errorOf(() => parseManifest('apiVersion: apps/v1\nkind: Pod\n', 'p.yaml')).message).toBe(
+      'p.yaml: document 1: no matches for kind "Pod" in version "apps/v1"',
+    );
+  });
+
+  it('rejects values of the wrong type with their path', () => {
+    const text = `apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+    - name: c
+      command: sleep 10
+      env: [{name: PORT, value: 8080}]
+      livenessProbe: {exec: {command: [x]}, periodSeconds: "10"}
+`;
+    expect(errorOf(() => parseManifest(text, 'p.yaml')).message).toBe(
+      [
+        'p.yaml: document 1: spec.containers[0].command: expected a list of strings, got "sleep 10"',
+        'p.yaml: document 1: spec.containers[0].env[0].value: expected a string, got 8080',
+        'p.yaml: document 1: spec.containers[0].livenessProbe.periodSeconds: expected an integer, got "10"',
+      ].join('\n'),
+    );
+  });
+
+  it('wraps an unreadable file in a ManifestError naming it', async () => {
+    await expect(loadManifestFile('/nonexistent/pod.yaml')).rejects.toThrow(
+      /^\/nonexistent\/pod\.yaml: cannot read manifest: ENOENT/,
+    );
+  });
+});
+
+describe('workload templates', () => {
+  for (const [kind, head] of Object.entries(workloads)) {
+    const text = `${head}\nmetadata: {name: w, namespace: prod}\nspec:\n${template('  ')}\n`;
+
+    it(`${kind}: rejected without allowTemplates`, () => {
+      expect(errorOf(() => parseManifest(text, 'w.yaml')).message).toBe(
+        `w.yaml: document 1: kind "${kind}" is only accepted by \`probe -f\` (which probes its pod template); ` +
+          'give a Pod, a PodList or a List of Pods here',
+      );
+    });
+
+    it(`${kind}: its pod template becomes a Pod with allowTemplates`, () => {
+      expect(parseManifest(text, 'w.yaml', { allowTemplates: true })).toEqual([
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { labels: { app: 'w' }, name: 'w', namespace: 'prod' },
+          spec: { containers: [{ name: 'c', command: ['sleep', '1'], livenessProbe: { tcpSocket: { port: 80 } } }] },
+        },
+      ]);
+    });
+  }
+
+  it('CronJob: uses spec.jobTemplate.spec.template; template metadata wins over the workload', () => {
+    const text = `apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly}
+spec:
+  schedule: "0 0 * * *"
+  jobTemplate:
+    spec:
+${template('      ').replace('labels: {app: w}', 'labels: {app: w}\n          name: tpl\n          namespace: ops')}
+`;
+    expect(() => parseManifest(text, 'c.yaml')).toThrow(/kind "CronJob" is only accepted by `probe -f`/);
+    const [pod] = parseManifest(text, 'c.yaml', { allowTemplates: true });
+    expect(pod?.metadata).toEqual({ labels: { app: 'w' }, name: 'tpl', namespace: 'ops' });
+    expect(pod?.spec?.containers[0]?.livenessProbe).toEqual({ tcpSocket: { port: 80 } });
+  });
+
+  it('reads the Deployment fixture and reports a workload without a template', async () => {
+    const pods = await loadManifestFile(fixture('deployment.yaml'), { allowTemplates: true });
+    expect(pods[0]?.metadata).toMatchObject({ name: 'api', namespace: 'shop' });
+    const noTemplate = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1}\n';
+    expect(errorOf(() => parseManifest(noTemplate, 'd.yaml', { allowTemplates: true })).message).toBe(
+      'd.yaml: document 1: Deployment "d" has no spec.template',
+    );
+  });
+
+  it('accepts workloads inside a List', () => {
+    const list = {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [{ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { template: { spec: { containers: [] } } } }],
+    };
+    expect(names(parseManifest(JSON.stringify(list), 'l.json', { allowTemplates: true }))).toEqual(['j']);
+  });
+});
+
+describe('admitPods', () => {
+  it('defaults and validates each pod independently', () => {
+    const text = [
+      podDoc('good'),
+      podDoc('Bad_Name'),
+      podDoc('also-good').replace('command', 'readinessProbe: {exec: {command: [x]}, terminationGracePeriodSeconds: 3}\n      command'),
+      podDoc('good'),
+      podDoc('last'),
+    ].join('---\n');
+    const { pods, errors } = admitPods(parseManifest(text, 'm.yaml'));
+    expect(names(pods)).toEqual(['good', 'last']);
+    expect(pods[0]?.spec?.restartPolicy).toBe('Always');
+    expect(pods[0]?.metadata?.namespace).toBe('default');
+    expect(errors.map((e) => [e.pod, e.errors.map(String)])).toEqual([
+      [
+        'Bad_Name',
+        [
+          'metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case ' +
+            "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. " +
+            "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        ],
+      ],
+      [
+        'also-good',
+        [
+          'spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 3: must not be set for readinessProbes',
+        ],
+      ],
+      ['good', ['metadata.name: Duplicate value: "good"']],
+    ]);
+    expect(errors[1]?.message).toBe(
+      'Pod "also-good" is invalid: spec.containers[0].readinessProbe.terminationGracePeriodSeconds: ' +
+        'Invalid value: 3: must not be set for readinessProbes',
+    );
+  });
+
+  it('names an unnamed pod by its position and does not mutate the input', () => {
+    const input: Pod[] = [{ apiVersion: 'v1', kind: 'Pod', spec: { containers: [] } }];
+    const before = structuredClone(input);
+    const { pods, errors } = admitPods(input);
+    expect(pods).toEqual([]);
+    expect(errors[0]?.pod).toBe('#1');
+    expect(errors[0]?.message).toBe(
+      'Pod "" is invalid: [metadata.name: Required value: name or generateName is required, spec.containers: Required value]',
+    );
+    expect(input).toEqual(before);
+  });
+});
