@@ -217,6 +217,13 @@ ${template('      ').replace('labels: {app: w}', 'labels: {app: w}\n          na
 });
 
 describe('admitPods', () => {
+  it('admits `kubectl get pod -o json` output unchanged (a fully defaulted, stored pod)', async () => {
+    const loaded = await loadManifestFile(fixture('kubectl-get-pod.json'));
+    const { pods, errors } = admitPods(loaded);
+    expect(errors).toEqual([]);
+    expect(pods).toEqual(loaded);
+  });
+
   it('defaults and validates each pod independently', () => {
     const text = [
       podDoc('good'),
