@@ -9,6 +9,8 @@ import { checkPodShape, describe } from './shape.js';
 import type { Pod } from './types.js';
 import { isRecord, isWorkloadKind, podFromWorkload, WORKLOAD_KINDS } from './workloads.js';
 
+export { admitPods, type AdmitResult, type RejectedPod } from './admit.js';
+
 export interface ManifestOptions {
   /** Accept Deployment, StatefulSet, DaemonSet, ReplicaSet, Job and CronJob and return their pod templates. */
   allowTemplates?: boolean;
