@@ -110,6 +110,9 @@ export class ProbeWorker {
     const { clock } = this.context;
     let ticker: Ticker | undefined;
     try {
+      // Start asynchronously (upstream: `go w.run()`): addPod returns before any probing,
+      // so result listeners never run inside it.
+      await Promise.resolve();
       const periodMs = periodSecondsOf(this.spec) * 1000;
       // A freshly (re)started kubelet would otherwise probe every container at once.
       if (periodMs > clock.now() - this.context.startTime) {
