@@ -72,9 +72,13 @@ export class WorkerSeries {
       namespace: pod.metadata?.namespace ?? '',
     };
     const uid = pod.metadata?.uid ?? '';
+    // Declared order, so the exposition text reads like the kubelet's.
     const total = (result: Result): Record<TotalLabel, string> => ({
-      ...this.durationLabels,
+      probe_type: this.durationLabels.probe_type,
       result: RESULT_LABEL[result],
+      container: this.durationLabels.container,
+      pod: this.durationLabels.pod,
+      namespace: this.durationLabels.namespace,
       pod_uid: uid,
     });
     this.totalLabels = { success: total('success'), failure: total('failure'), unknown: total('unknown') };
