@@ -1,0 +1,276 @@
+/**
+ * One HTTP/1.1 exchange of a probe over a fresh connection, behaving like the kubelet's
+ * Go transport: no proxy, no keep-alive (`Connection: close`), no compression, TLS
+ * without verification, Go's header order and Go-worded errors. node:http does the
+ * protocol; the connection is created here so that it can be cut with a TCP reset
+ * (no TIME_WAIT left on the probing side, kubelet issue #89898) and so that the
+ * dial phase is known when the deadline strikes.
+ */
+import http, { type IncomingMessage } from 'node:http';
+import net from 'node:net';
+import tls from 'node:tls';
+import { MAX_PROBE_OUTPUT_BYTES } from './constants.js';
+import { fromByteString, goRequestURI, goURLHostname, goURLPort, toByteString, type GoURL } from './http-url.js';
+import { describeConnError, describeDialError, dialTimeoutText, goQuote, type SocketEnd } from './net-errors.js';
+
+/** One request of a redirect chain (Go's `http.Request` as far as probes use it). */
+export interface Hop {
+  url: GoURL;
+  /** The Host to send; '' means the URL's host (Go's `Request.Host`). */
+  host: string;
+  /** Canonical names, values in order (Go's `http.Header`). */
+  headers: Array<[string, string]>;
+}
+
+/** The single timeout of a probe: connect, TLS, redirects, headers and body. */
+export interface Deadline {
+  readonly expired: boolean;
+  /** Calls `fn` when the deadline passes (at once if it has); returns an unsubscribe. */
+  onExpire(fn: () => void): () => void;
+}
+
+export type Sent =
+  | { ok: true; response: IncomingMessage; connection: Connection }
+  | { ok: false; message: string };
+
+export type Body = { ok: true; bytes: Buffer } | { ok: false; error: Error };
+
+/** Go's default `Transport.MaxResponseHeaderBytes`. */
+const MAX_RESPONSE_HEADER_BYTES = 10 << 20;
+
+/** Header lines Go writes itself rather than from `Request.Header`. */
+const NOT_FROM_HEADER = new Set(['Host', 'User-Agent', 'Content-Length', 'Transfer-Encoding', 'Trailer']);
+
+/** A probe's own TCP connection (and TLS session over it). */
+export interface Connection {
+  readonly socket: net.Socket;
+  readonly connected: boolean;
+  /** The last socket error seen, for wording a failed read. */
+  readonly lastError: Error | undefined;
+  readonly local: SocketEnd;
+  readonly remote: SocketEnd;
+  /**
+   * Closes without leaving TIME_WAIT behind: a connection the server already closed
+   * is simply destroyed (we close second); any other is reset.
+   */
+  close(): void;
+}
+
+function openConnection(secure: boolean, hostname: string, port: number): Connection {
+  const raw = net.connect({ host: hostname, port });
+  const socket = secure
+    ? tls.connect({ socket: raw, servername: sniName(hostname), rejectUnauthorized: false })
+    : raw;
+  let connected = false;
+  let closed = false;
+  let lastError: Error | undefined;
+  const local: SocketEnd = {};
+  const remote: SocketEnd = {};
+  const recordError = (err: Error): void => {
+    lastError = err;
+  };
+  raw.on('error', recordError);
+  if (socket !== raw) socket.on('error', recordError);
+  raw.once('connect', () => {
+    connected = true;
+    Object.assign(local, { address: raw.localAddress, port: raw.localPort });
+    Object.assign(remote, { address: raw.remoteAddress, port: raw.remotePort });
+  });
+  return {
+    socket,
+    get connected() {
+      return connected;
+    },
+    get lastError() {
+      return lastError;
+    },
+    local,
+    remote,
+    close() {
+      if (closed) return;
+      closed = true;
+      const peerClosed = socket.readableEnded || raw.readableEnded;
+      if (!raw.destroyed && !raw.connecting && !peerClosed) {
+        try {
+          raw.resetAndDestroy();
+        } catch {
+          raw.destroy();
+        }
+      }
+      raw.destroy();
+      socket.destroy();
+    },
+  };
+}
+
+/** Go sends the URL's hostname as SNI, without a trailing dot and never for an IP literal. */
+function sniName(hostname: string): string {
+  const name = hostname.replace(/\.$/, '');
+  return net.isIP(name) ? '' : name;
+}
+
+/** Sends one GET and waits for the response headers. Never rejects. */
+export function send(hop: Hop, deadline: Deadline): Promise<Sent> {
+  const problem = requestProblem(hop);
+  if (problem) return Promise.resolve({ ok: false, message: problem });
+  const secure = hop.url.scheme === 'https';
+  const hostname = fromByteString(goURLHostname(hop.url));
+  const portText = goURLPort(hop.url) || (secure ? '443' : '80');
+  const port = Number(portText);
+  if (port > 65535) return Promise.resolve({ ok: false, message: `dial tcp: address ${portText}: invalid port` });
+  if (deadline.expired) {
+    return Promise.resolve({ ok: false, message: `${dialTimeoutText(hostname, port)} ${AWAITING_HEADERS}` });
+  }
+  return new Promise<Sent>((resolve) => {
+    let conn: Connection;
+    try {
+      conn = openConnection(secure, hostname, port);
+    } catch (err) {
+      resolve({ ok: false, message: describeDialError(err, hostname, port) });
+      return;
+    }
+    let settled = false;
+    let unsubscribe = (): void => undefined;
+    const finish = (result: Sent): void => {
+      if (settled) return;
+      settled = true;
+      unsubscribe();
+      if (!result.ok) conn.close();
+      resolve(result);
+    };
+    const req = http.request({
+      method: 'GET',
+      path: goRequestURI(hop.url),
+      headers: wireHeaders(hop),
+      createConnection: () => conn.socket,
+      maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
+    });
+    req.on('error', (err) => finish({ ok: false, message: describeSendError(err, conn, hostname, port) }));
+    req.on('response', (response) => {
+      response.on('error', () => undefined);
+      finish({ ok: true, response, connection: conn });
+    });
+    unsubscribe = deadline.onExpire(() => {
+      const text = conn.connected ? 'context deadline exceeded' : dialTimeoutText(hostname, port);
+      finish({ ok: false, message: `${text} ${AWAITING_HEADERS}` });
+    });
+    req.end();
+  });
+}
+
+const AWAITING_HEADERS = '(Client.Timeout exceeded while awaiting headers)';
+
+/** What Go's transport refuses before dialling, in its words; undefined when the request is fine. */
+function requestProblem(hop: Hop): string | undefined {
+  for (const [name, value] of hop.headers) {
+    if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) return `net/http: invalid header field name ${goQuote(name)}`;
+    if (hasControlByte(value, true)) return `net/http: invalid header field value for ${goQuote(name)}`;
+  }
+  const scheme = hop.url.scheme;
+  if (scheme !== 'http' && scheme !== 'https') return `unsupported protocol scheme ${goQuote(fromByteString(scheme))}`;
+  if (hop.url.host === '') return 'http: no Host in request URL';
+  if (!/^[!$%&'()*+,\-.0-9:;=A-Z[\]_a-z~\x80-\xff]*$/.test(hop.host || hop.url.host)) return 'http: invalid Host header';
+  return undefined;
+}
+
+/**
+ * The header block in Go's order: Host, User-Agent, the other headers sorted by name
+ * (values in order), then `Connection: close` unless a given Connection says close.
+ * Values are byte strings so non-ASCII text goes out as UTF-8, as Go sends it.
+ */
+function wireHeaders(hop: Hop): string[] {
+  const wire: string[] = ['Host', removeZone(hop.host || hop.url.host)];
+  const userAgent = hop.headers.find(([name]) => name === 'User-Agent');
+  if (userAgent && userAgent[1] !== '') wire.push('User-Agent', toByteString(cleanValue(userAgent[1])));
+  const rest = hop.headers.filter(([name]) => !NOT_FROM_HEADER.has(name));
+  const names = [...new Set(rest.map(([name]) => name))].sort();
+  for (const name of names) {
+    for (const [n, value] of rest) if (n === name) wire.push(name, toByteString(cleanValue(value)));
+  }
+  const asksClose = rest.some(([name, value]) => name === 'Connection' && /(^|,)\s*close\s*(,|$)/i.test(value));
+  if (!asksClose) wire.push('Connection', 'close');
+  return wire;
+}
+
+/** Go's `isCTL` test over a string; `allowTab` for header values, where HTAB is legal. */
+function hasControlByte(s: string, allowTab = false): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c < 0x20 && !(allowTab && c === 0x09)) || c === 0x7f) return true;
+  }
+  return false;
+}
+
+function cleanValue(value: string): string {
+  return value.replace(/[\r\n]/g, ' ').replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+}
+
+/** Go's `removeZone`: no IPv6 zone in the Host header. */
+function removeZone(host: string): string {
+  if (!host.startsWith('[')) return host;
+  const close = host.lastIndexOf(']');
+  const zone = host.slice(0, Math.max(close, 0)).indexOf('%');
+  return close < 0 || zone < 0 ? host : host.slice(0, zone) + host.slice(close);
+}
+
+function describeSendError(err: Error, conn: Connection, hostname: string, port: number): string {
+  const errno = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  const code = errno.code ?? '';
+  if (!conn.connected) {
+    if (code === 'ECONNRESET' && err.message === 'socket hang up') return 'EOF';
+    return describeDialError(err, errno.address ?? hostname, errno.port ?? port);
+  }
+  if (code === 'ECONNRESET' && err.message === 'socket hang up') return 'EOF';
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return `net/http: server response headers exceeded ${MAX_RESPONSE_HEADER_BYTES} bytes; aborted`;
+  }
+  if (code === 'HPE_INVALID_STATUS') return 'net/http: HTTP/1.x transport connection broken: malformed HTTP status code';
+  if (code.startsWith('HPE_')) return 'net/http: HTTP/1.x transport connection broken: malformed HTTP response';
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER') return 'http: server gave HTTP response to HTTPS client';
+  return describeConnError(conn.lastError ?? err, conn.local, conn.remote) ?? err.message;
+}
+
+const BODY_TIMEOUT = 'context deadline exceeded (Client.Timeout or context cancellation while reading body)';
+
+/**
+ * Reads at most `MAX_PROBE_OUTPUT_BYTES` of the body, then closes the connection —
+ * a longer body is cut short without reading it to its end. Never rejects; closes
+ * the connection in every case.
+ */
+export function readBody(response: IncomingMessage, conn: Connection, deadline: Deadline): Promise<Body> {
+  return new Promise<Body>((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    let unsubscribe = (): void => undefined;
+    const finish = (result: Body): void => {
+      if (settled) return;
+      settled = true;
+      unsubscribe();
+      conn.close();
+      resolve(result);
+    };
+    const done = (): void => finish({ ok: true, bytes: Buffer.concat(chunks, size) });
+    // Runs before node:http's own 'end' handler, which would half-close the socket
+    // first and leave it in TIME_WAIT.
+    response.prependListener('end', done);
+    response.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      const room = MAX_PROBE_OUTPUT_BYTES - size;
+      chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+      size += Math.min(chunk.length, room);
+      if (size >= MAX_PROBE_OUTPUT_BYTES) done();
+    });
+    response.on('close', () => {
+      if (response.complete) done();
+      else finish({ ok: false, error: new Error(bodyErrorText(conn)) });
+    });
+    unsubscribe = deadline.onExpire(() => finish({ ok: false, error: new Error(BODY_TIMEOUT) }));
+  });
+}
+
+function bodyErrorText(conn: Connection): string {
+  const err = conn.lastError;
+  if (!err) return 'unexpected EOF';
+  return describeConnError(err, conn.local, conn.remote) ?? err.message;
+}

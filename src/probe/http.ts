@@ -1,0 +1,200 @@
+/**
+ * The HTTP probe handler (kubelet `pkg/probe/http`): Go's `http.Client` policy —
+ * one deadline for the whole chain, redirects, header copying — and the kubelet's
+ * verdict on the final response. The wire exchange itself is in `http-transport.ts`.
+ */
+import type { IncomingMessage } from 'node:http';
+import { realClock } from '../util/clock.js';
+import { MAX_HTTP_REDIRECTS } from './constants.js';
+import type { HttpProbeRequest } from './http-request.js';
+import { readBody, send, type Connection, type Deadline, type Hop } from './http-transport.js';
+import {
+  fromByteString,
+  goURLHostname,
+  goURLString,
+  isAbsoluteReference,
+  parseGoURL,
+  resolveGoURL,
+  type GoURL,
+} from './http-url.js';
+import { goQuote } from './net-errors.js';
+import type { ProbeOutcome } from './types.js';
+
+export interface HttpProbeOptions {
+  /**
+   * Also follow redirects to other hostnames (Go's default client). The kubelet never
+   * does: a redirect off the probed host ends the chain with a warning.
+   */
+  followNonLocalRedirects?: boolean;
+}
+
+const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
+
+/** Headers Go drops when a redirect leaves the domain (Go's `shouldCopyHeaderOnRedirect`). */
+const SENSITIVE_HEADERS = new Set([
+  'Authorization',
+  'Www-Authenticate',
+  'Cookie',
+  'Cookie2',
+  'Proxy-Authorization',
+  'Proxy-Authenticate',
+]);
+
+/**
+ * Runs one HTTP probe. `timeoutMs` covers connect, TLS, every redirect, the headers and
+ * the body (0 or less: no deadline, like Go's zero `Client.Timeout`).
+ *
+ * - 2xx → success, output = body (first 10 KiB)
+ * - 3xx that is not followed → warning, `Probe terminated redirects, Response body: <body>`
+ * - any other status → failure, `HTTP probe failed with statuscode: <code>`
+ * - transport error → failure, output = Go's client error (`Get "<url>": dial tcp …`)
+ * - body unreadable → failure with `error` set (an *errored* probe, retried by the prober)
+ * - URL unparsable → unknown with `error` set
+ */
+export async function probeHttp(
+  request: HttpProbeRequest,
+  timeoutMs: number,
+  options: HttpProbeOptions = {},
+): Promise<ProbeOutcome> {
+  let url: GoURL;
+  try {
+    url = parseGoURL(request.url);
+  } catch (err) {
+    return { result: 'unknown', output: '', error: err instanceof Error ? err : new Error(String(err)) };
+  }
+  const first: Hop = { url, headers: request.headers, host: firstValue(request.headers, 'Host') ?? '' };
+  const deadline = startDeadline(timeoutMs);
+  try {
+    return await follow(first, deadline, options.followNonLocalRedirects === true);
+  } finally {
+    deadline.stop();
+  }
+}
+
+/** Go's `Client.do`: send, and keep following redirects while policy allows. */
+async function follow(first: Hop, deadline: Deadline, followNonLocal: boolean): Promise<ProbeOutcome> {
+  const chain: Hop[] = [];
+  let hop = first;
+  for (;;) {
+    chain.push(hop);
+    const sent = await send(withBasicAuth(hop), deadline);
+    if (!sent.ok) return failure(`Get ${goQuote(goURLString(hop.url, true))}: ${sent.message}`);
+    const { response, connection } = sent;
+    const location = REDIRECT_STATUS.has(response.statusCode ?? 0) ? locationOf(response) : '';
+    if (location === '') return judge(response, connection, deadline);
+
+    let target: GoURL;
+    try {
+      target = resolveGoURL(hop.url, location);
+    } catch (err) {
+      connection.close();
+      const cause = (err as Error).message;
+      return failure(
+        `Get ${goQuote(goURLString(hop.url, true))}: failed to parse Location header ${goQuote(location)}: ${cause}`,
+      );
+    }
+    const next = nextHop(hop, first, target, location);
+    if (!followNonLocal && goURLHostname(target) !== goURLHostname(first.url)) {
+      return judge(response, connection, deadline);
+    }
+    connection.close();
+    if (chain.length >= MAX_HTTP_REDIRECTS) {
+      return failure(`Get ${goQuote(location)}: stopped after ${MAX_HTTP_REDIRECTS} redirects`);
+    }
+    hop = next;
+  }
+}
+
+/**
+ * The request for a redirect: the original headers (sensitive ones only within the
+ * domain), a Referer, and the custom Host only when `Location` was relative.
+ */
+function nextHop(previous: Hop, first: Hop, target: GoURL, location: string): Hop {
+  const keepHost = previous.host !== '' && previous.host !== previous.url.host && !isAbsoluteReference(location);
+  const sameDomain = isDomainOrSubdomain(
+    fromByteString(goURLHostname(target)).toLowerCase(),
+    fromByteString(goURLHostname(previous.url)).toLowerCase(),
+  );
+  const headers = first.headers.filter(([name]) => sameDomain || !SENSITIVE_HEADERS.has(name));
+  const referer = refererFor(previous.url, target, firstValue(headers, 'Referer') ?? '');
+  const withReferer: Array<[string, string]> =
+    referer === '' ? headers : [...headers.filter(([name]) => name !== 'Referer'), ['Referer', referer]];
+  return { url: target, host: keepHost ? previous.host : '', headers: withReferer };
+}
+
+function isDomainOrSubdomain(sub: string, parent: string): boolean {
+  return sub === parent || sub.endsWith(`.${parent}`);
+}
+
+/** Go's `refererForURL`: the previous URL without credentials, never from https to http. */
+function refererFor(last: GoURL, next: GoURL, explicit: string): string {
+  if (last.scheme === 'https' && next.scheme === 'http') return '';
+  if (explicit !== '') return explicit;
+  return goURLString({ ...last, user: undefined });
+}
+
+/** Go's client turns URL credentials into basic auth unless Authorization is given. */
+function withBasicAuth(hop: Hop): Hop {
+  const user = hop.url.user;
+  if (!user || firstValue(hop.headers, 'Authorization')) return hop;
+  const token = Buffer.from(`${user.username}:${user.password ?? ''}`, 'latin1').toString('base64');
+  return { ...hop, headers: [...hop.headers.filter(([n]) => n !== 'Authorization'), ['Authorization', `Basic ${token}`]] };
+}
+
+/** The first `Location` value as text (node:http hands header values over as latin1 bytes). */
+function locationOf(response: IncomingMessage): string {
+  const value = response.headers.location;
+  return value ? fromByteString(value) : '';
+}
+
+/** The kubelet's verdict (`DoHTTPProbe`), after reading at most 10 KiB of the body. */
+async function judge(response: IncomingMessage, connection: Connection, deadline: Deadline): Promise<ProbeOutcome> {
+  const body = await readBody(response, connection, deadline);
+  if (!body.ok) return { result: 'failure', output: '', error: body.error };
+  const status = response.statusCode ?? 0;
+  const text = body.bytes.toString('utf8');
+  if (status >= 200 && status < 300) return { result: 'success', output: text };
+  if (status >= 300 && status < 400) {
+    return { result: 'warning', output: `Probe terminated redirects, Response body: ${text}` };
+  }
+  return failure(`HTTP probe failed with statuscode: ${status}`);
+}
+
+function failure(output: string): ProbeOutcome {
+  return { result: 'failure', output };
+}
+
+function firstValue(headers: ReadonlyArray<readonly [string, string]>, name: string): string | undefined {
+  return headers.find(([n]) => n === name)?.[1];
+}
+
+/** The probe's one real-time deadline; `stop()` leaves no timer behind. */
+function startDeadline(timeoutMs: number): Deadline & { stop(): void } {
+  const listeners = new Set<() => void>();
+  let expired = false;
+  const handle =
+    timeoutMs > 0
+      ? realClock.setTimeout(() => {
+          expired = true;
+          for (const fn of [...listeners]) fn();
+          listeners.clear();
+        }, timeoutMs)
+      : undefined;
+  return {
+    get expired() {
+      return expired;
+    },
+    onExpire(fn) {
+      if (expired) {
+        fn();
+        return () => undefined;
+      }
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    stop() {
+      if (handle !== undefined) realClock.clearTimeout(handle);
+      listeners.clear();
+    },
+  };
+}
