@@ -141,6 +141,16 @@ describe('T14 initial delay', () => {
     await w.doProbe();
     expect(e.prober.calls).toHaveLength(1);
   });
+  it('truncates toward zero like Go: a start up to 1 s in the future does not block a zero delay', async () => {
+    const e = makeEngine();
+    const w = e.newWorker('readiness');
+    e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: true, startedAt: e.clock.now() + 1_500 }));
+    await w.doProbe();
+    expect(e.prober.calls).toHaveLength(0); // -1.5 s truncates to -1 < 0
+    e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: true, startedAt: e.clock.now() + 500 }));
+    await w.doProbe();
+    expect(e.prober.calls).toHaveLength(1); // -0.5 s truncates to 0
+  });
 });
 
 describe('thresholds', () => {
