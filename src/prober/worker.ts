@@ -133,7 +133,11 @@ export class ProbeWorker {
     }
   }
 
-  /** Sleeps `ms` on the clock, or less if stopped meanwhile. */
+  /**
+   * Sleeps `ms` on the clock, or less if stopped meanwhile. Deliberately interruptible
+   * (upstream's `time.Sleep` is not, and probes once after it): a stopped worker should
+   * not hold `close()` or a removed pod's clean-up for up to a period.
+   */
   private async jitter(ms: number): Promise<void> {
     const { clock } = this.context;
     let elapsed = false;
