@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../src/util/clock.js';
+import { FakeClock, realClock, type Clock } from '../../src/util/clock.js';
 import { runProcess, spawnGroup, type ProcessGroup } from '../../src/util/process.js';
 import { aliveInGroup, aliveWithMarker, eventually, killMarked, markerEnv } from '../helpers/processes.js';
 
@@ -17,11 +17,11 @@ afterEach(() => {
   for (const marker of markers.splice(0)) killMarked(marker);
 });
 
-/** Counts of the handle kinds a run could leak (timers, child processes, pipes). */
-function activeResources(): { Timeout: number; ProcessWrap: number; PipeWrap: number } {
+/** Counts of the handle kinds a run could leak besides timers (child processes, pipes). */
+function activeResources(): { ProcessWrap: number; PipeWrap: number } {
   const counts: Record<string, number> = {};
   for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
-  return { Timeout: counts.Timeout ?? 0, ProcessWrap: counts.ProcessWrap ?? 0, PipeWrap: counts.PipeWrap ?? 0 };
+  return { ProcessWrap: counts.ProcessWrap ?? 0, PipeWrap: counts.PipeWrap ?? 0 };
 }
 
 describe('runProcess', () => {
@@ -149,6 +149,9 @@ describe('runProcess', () => {
   it('times out on the injected clock and leaves no timer behind', async () => {
     const { marker, env } = tagged();
     const clock = new FakeClock();
+    const quick = await runProcess({ argv: ['true'], timeoutMs: 5000, clock });
+    expect(quick).toMatchObject({ timedOut: false, exitCode: 0 });
+    expect(clock.pendingTimers()).toBe(0);
     const pending = runProcess({ argv: ['sleep', '30'], env, timeoutMs: 5000, clock });
     await eventually(() => aliveWithMarker(marker).length === 1);
     await clock.advance(4999);
@@ -161,18 +164,50 @@ describe('runProcess', () => {
   });
 
   it('leaves no timer, process or pipe handle after a run (real clock)', async () => {
+    // Handles of earlier tests' processes may still be on their way out: start from none.
+    expect(await eventually(() => activeResources().ProcessWrap === 0, 2000, 5)).toBe(true);
     const before = activeResources();
-    await runProcess({ argv: ['sh', '-c', 'echo hi; echo ho >&2'], timeoutMs: 10_000 });
-    await runProcess({ argv: ['sleep', '5'], timeoutMs: 200 });
-    await expect(runProcess({ argv: ['probelet-no-such-command'], timeoutMs: 10_000 })).rejects.toThrow();
-    // Closed handles are freed by libuv a few loop turns after their close.
-    for (let turn = 0; turn < 10; turn++) await new Promise((resolve) => setImmediate(resolve));
+    const clock = trackingRealClock();
+    await runProcess({ argv: ['sh', '-c', 'echo hi; echo ho >&2'], timeoutMs: 10_000, clock });
+    await runProcess({ argv: ['sleep', '5'], timeoutMs: 200, clock });
+    await expect(runProcess({ argv: ['probelet-no-such-command'], timeoutMs: 10_000, clock })).rejects.toThrow();
+    expect(clock.scheduled).toBeGreaterThanOrEqual(3);
+    expect(clock.live.size).toBe(0);
+    // Closed handles are freed by libuv some loop turns after their close (more under load).
+    const settled = (): boolean => {
+      const now = activeResources();
+      return now.ProcessWrap === 0 && now.PipeWrap <= before.PipeWrap;
+    };
+    await eventually(settled, 2000, 5);
     const after = activeResources();
-    expect(after.Timeout).toBeLessThanOrEqual(before.Timeout);
-    expect(after.ProcessWrap).toBe(before.ProcessWrap);
-    expect(after.PipeWrap).toBe(before.PipeWrap);
+    expect(after.ProcessWrap).toBe(0);
+    expect(after.PipeWrap).toBeLessThanOrEqual(before.PipeWrap);
   });
 });
+
+/** realClock, counting the timers scheduled through it that neither fired nor were cleared. */
+function trackingRealClock(): Clock & { live: Set<unknown>; scheduled: number } {
+  const live = new Set<unknown>();
+  const clock = {
+    live,
+    scheduled: 0,
+    now: () => realClock.now(),
+    setTimeout(fn: () => void, ms: number): unknown {
+      clock.scheduled++;
+      const handle: unknown = realClock.setTimeout(() => {
+        live.delete(handle);
+        fn();
+      }, ms);
+      live.add(handle);
+      return handle;
+    },
+    clearTimeout(handle: unknown): void {
+      live.delete(handle);
+      realClock.clearTimeout(handle);
+    },
+  };
+  return clock;
+}
 
 describe('spawnGroup', () => {
   let group: ProcessGroup | undefined;
