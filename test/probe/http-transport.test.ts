@@ -1,0 +1,150 @@
+import type http from 'node:http';
+import type tls from 'node:tls';
+import { describe, expect, it } from 'vitest';
+import { newHttpProbeRequestForURL, type HttpProbeRequest } from '../../src/probe/http-request.js';
+import { probeHttp } from '../../src/probe/http.js';
+import { startHttp, startHttps, startTcp, timeWaitOnLocalPort } from './http-servers.js';
+
+const req = (url: string, headers: Array<[string, string]> = []): HttpProbeRequest =>
+  newHttpProbeRequestForURL(url, headers);
+
+/** SNI names (false = none sent) of every TLS connection the server accepted. */
+function recordSni(server: tls.Server): Array<string | false> {
+  const names: Array<string | false> = [];
+  server.on('secureConnection', (s: tls.TLSSocket) => names.push((s as tls.TLSSocket & { servername: string | false }).servername));
+  return names;
+}
+
+describe('HTTPS', () => {
+  it('succeeds against a self-signed certificate (no verification)', async () => {
+    const { base, server } = await startHttps((_rq, rs) => rs.end('secure ok'));
+    const sni = recordSni(server);
+    expect(await probeHttp(req(`${base}/`), 2000)).toEqual({ result: 'success', output: 'secure ok' });
+    expect(sni).toEqual([false]); // an IP literal gets no SNI
+  });
+
+  it('sends the URL hostname as SNI; a custom Host header changes the Host, not the SNI', async () => {
+    const { port, server } = await startHttps((rq, rs) => rs.end(rq.headers.host));
+    const sni = recordSni(server);
+    const plain = await probeHttp(req(`https://localhost:${port}/`), 2000);
+    const custom = await probeHttp(req(`https://localhost:${port}/`, [['Host', 'www.example.com']]), 2000);
+    expect(plain).toEqual({ result: 'success', output: `localhost:${port}` });
+    expect(custom).toEqual({ result: 'success', output: 'www.example.com' });
+    expect(sni).toEqual(['localhost', 'localhost']);
+  });
+
+  it('a plain HTTP server behind an https URL → failure', async () => {
+    const { port } = await startHttp((_rq, rs) => rs.end('plain'));
+    const outcome = await probeHttp(req(`https://127.0.0.1:${port}/`), 2000);
+    expect(outcome.result).toBe('failure');
+    expect(outcome.output).toMatch(new RegExp(`^Get "https://127\\.0\\.0\\.1:${port}/": `));
+  });
+
+  it('a TLS body over the cap is cut short too', async () => {
+    const { base } = await startHttps((_rq, rs) => rs.end('b'.repeat(50_000)));
+    expect(await probeHttp(req(`${base}/`), 2000)).toEqual({ result: 'success', output: 'b'.repeat(10240) });
+  });
+});
+
+describe('no proxy (T39)', () => {
+  it('ignores HTTP_PROXY / http_proxy', async () => {
+    let proxyConnections = 0;
+    const proxy = await startTcp((s) => {
+      proxyConnections++;
+      s.end('HTTP/1.1 200 OK\r\nContent-Length: 27\r\n\r\nwelcome to http probe proxy');
+    });
+    const target = await startHttp((_rq, rs) => rs.end('direct'));
+    const saved = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'NO_PROXY', 'no_proxy'].map(
+      (k) => [k, process.env[k]] as const,
+    );
+    try {
+      for (const k of ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy']) process.env[k] = `${proxy.base}/`;
+      delete process.env.NO_PROXY;
+      delete process.env.no_proxy;
+      expect(await probeHttp(req(`${target.base}/`), 2000)).toEqual({ result: 'success', output: 'direct' });
+      expect(proxyConnections).toBe(0);
+    } finally {
+      for (const [k, v] of saved) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+});
+
+describe('socket hygiene', () => {
+  const hasProc = timeWaitOnLocalPort(0) !== undefined;
+
+  /** The probe's local port, as the server saw it. */
+  async function probeAndPort(handler: http.RequestListener, secure = false): Promise<number> {
+    let clientPort = 0;
+    const start = secure ? startHttps : startHttp;
+    const { base } = await start((rq, rs) => {
+      clientPort = rq.socket.remotePort ?? 0;
+      handler(rq, rs);
+    });
+    const outcome = await probeHttp(req(`${base}/`), 5000);
+    expect(outcome.result).toBe('success');
+    expect(clientPort).toBeGreaterThan(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    return clientPort;
+  }
+
+  it.runIf(hasProc)('leaves no TIME_WAIT on the probing side after a normal response', async () => {
+    for (let i = 0; i < 5; i++) {
+      const port = await probeAndPort((_rq, rs) => rs.end('ok'));
+      expect(timeWaitOnLocalPort(port)).toBe(0);
+    }
+  });
+
+  it.runIf(hasProc)('leaves no TIME_WAIT when the server keeps the connection open after the response', async () => {
+    // The probe has to close first here; a plain close would leave it in TIME_WAIT.
+    let clientPort = 0;
+    const { base } = await startTcp((s) => {
+      clientPort = s.remotePort ?? 0;
+      s.on('data', () => s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
+    });
+    expect(await probeHttp(req(`${base}/`), 2000)).toEqual({ result: 'success', output: 'ok' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(clientPort).toBeGreaterThan(0);
+    expect(timeWaitOnLocalPort(clientPort)).toBe(0);
+  });
+
+  it.runIf(hasProc)('leaves no TIME_WAIT after cutting a long body short (plain and TLS)', async () => {
+    const long: http.RequestListener = (_rq, rs) => rs.end('x'.repeat(200_000));
+    expect(timeWaitOnLocalPort(await probeAndPort(long))).toBe(0);
+    expect(timeWaitOnLocalPort(await probeAndPort(long, true))).toBe(0);
+  });
+
+  it('leaves no socket or timer behind once the promise settles', async () => {
+    const count = (...kinds: string[]): number =>
+      process.getActiveResourcesInfo().filter((r) => kinds.includes(r)).length;
+    const sockets = (): number => count('TCPSocketWrap', 'TLSWrap');
+    const timers = (): number => count('Timeout');
+    const serverSockets = new Set<Promise<void>>();
+    const { base, server } = await startHttp((rq, rs) => {
+      if (rq.url === '/hang') return;
+      if (rq.url === '/redirect') {
+        rs.writeHead(302, { Location: '/big' });
+        rs.end();
+        return;
+      }
+      rs.end('y'.repeat(100_000));
+    });
+    server.on('connection', (s) => serverSockets.add(new Promise((resolve) => s.on('close', () => resolve()))));
+    // Let sockets closed by earlier tests leave the list before taking the baseline.
+    for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+    const socketsBefore = sockets();
+    const timersBefore = timers();
+    await probeHttp(req(`${base}/redirect`), 5000);
+    await probeHttp(req(`${base}/hang`), 300);
+    await probeHttp(req('http://127.0.0.1:1/'), 1000);
+    // The server's ends go once they see the probe's close; closed handles leave the
+    // list on the next turn of the event loop.
+    await Promise.all(serverSockets);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(serverSockets.size).toBe(3);
+    expect(sockets()).toBe(socketsBefore);
+    expect(timers()).toBeLessThanOrEqual(timersBefore);
+  });
+});
