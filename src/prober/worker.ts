@@ -1,3 +1,8 @@
+import {
+  DEFAULT_PROBE_FAILURE_THRESHOLD,
+  DEFAULT_PROBE_PERIOD_SECONDS,
+  DEFAULT_PROBE_SUCCESS_THRESHOLD,
+} from '../api/defaults.js';
 import type { ContainerStatus, ContainerWithRules, Pod, PodStatus, Probe } from '../api/types.js';
 import type { WorkerContext } from './context.js';
 import type { ProbeManager } from './manager.js';
@@ -320,15 +325,15 @@ export class ProbeWorker {
 
 /** API defaults for fields a hand-written probe may omit (only zero/absent is replaced). */
 function periodSecondsOf(spec: Probe): number {
-  return spec.periodSeconds || 10;
+  return spec.periodSeconds || DEFAULT_PROBE_PERIOD_SECONDS;
 }
 
 function successThresholdOf(spec: Probe): number {
-  return spec.successThreshold || 1;
+  return spec.successThreshold || DEFAULT_PROBE_SUCCESS_THRESHOLD;
 }
 
 function failureThresholdOf(spec: Probe): number {
-  return spec.failureThreshold || 3;
+  return spec.failureThreshold || DEFAULT_PROBE_FAILURE_THRESHOLD;
 }
 
 function warn(what: string, error: unknown): void {
