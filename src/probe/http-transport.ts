@@ -169,7 +169,7 @@ function requestProblem(hop: Hop): string | undefined {
   const scheme = hop.url.scheme;
   if (scheme !== 'http' && scheme !== 'https') return `unsupported protocol scheme ${goQuote(fromByteString(scheme))}`;
   if (hop.url.host === '') return 'http: no Host in request URL';
-  if (!/^[!$%&'()*+,\-.0-9:;=A-Z[\]_a-z~\x80-\xff]*$/.test(hop.host || hop.url.host)) return 'http: invalid Host header';
+  if (!/^[!$%&'()*+,\-.0-9:;=A-Z[\]_a-z~\x80-\xff]*$/.test(hostBytes(hop))) return 'http: invalid Host header';
   return undefined;
 }
 
@@ -179,7 +179,7 @@ function requestProblem(hop: Hop): string | undefined {
  * Values are byte strings so non-ASCII text goes out as UTF-8, as Go sends it.
  */
 function wireHeaders(hop: Hop): string[] {
-  const wire: string[] = ['Host', removeZone(hop.host || hop.url.host)];
+  const wire: string[] = ['Host', removeZone(hostBytes(hop))];
   const userAgent = hop.headers.find(([name]) => name === 'User-Agent');
   if (userAgent && userAgent[1] !== '') wire.push('User-Agent', toByteString(cleanValue(userAgent[1])));
   const rest = hop.headers.filter(([name]) => !NOT_FROM_HEADER.has(name));
@@ -203,6 +203,11 @@ function hasControlByte(s: string, allowTab = false): boolean {
 
 function cleanValue(value: string): string {
   return value.replace(/[\r\n]/g, ' ').replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+}
+
+/** The Host line's value as bytes: the request's Host, else the URL's host. */
+function hostBytes(hop: Hop): string {
+  return hop.host !== '' ? toByteString(hop.host) : hop.url.host;
 }
 
 /** Go's `removeZone`: no IPv6 zone in the Host header. */

@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import type http from 'node:http';
+import net from 'node:net';
 import type tls from 'node:tls';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { newHttpProbeRequestForURL, type HttpProbeRequest } from '../../src/probe/http-request.js';
 import { probeHttp } from '../../src/probe/http.js';
-import { startHttp, startHttps, startTcp, timeWaitOnLocalPort } from './http-servers.js';
+import { startHttp, startHttps, startTcp, timed, timeWaitOnLocalPort } from './http-servers.js';
 
 const req = (url: string, headers: Array<[string, string]> = []): HttpProbeRequest =>
   newHttpProbeRequestForURL(url, headers);
@@ -14,6 +16,70 @@ function recordSni(server: tls.Server): Array<string | false> {
   server.on('secureConnection', (s: tls.TLSSocket) => names.push((s as tls.TLSSocket & { servername: string | false }).servername));
   return names;
 }
+
+/**
+ * A port whose accept queue is full, so a new connection hangs in the handshake: a
+ * child process listens with a tiny backlog and blocks its event loop (never
+ * accepts), and connections fill the queue until one no longer completes.
+ * Everything is torn down when the test ends.
+ */
+async function unansweredPort(): Promise<number> {
+  const script =
+    "const s=require('net').createServer().listen({port:0,host:'127.0.0.1',backlog:1},()=>{" +
+    'console.log(s.address().port);Atomics.wait(new Int32Array(new SharedArrayBuffer(4)),0,0,60000)})';
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  onTestFinished(() => {
+    child.kill('SIGKILL');
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    child.once('error', reject);
+  });
+  for (let i = 0; i < 16; i++) {
+    const filler = net.connect(port, '127.0.0.1');
+    filler.on('error', () => undefined);
+    onTestFinished(() => {
+      filler.destroy();
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const connected = await new Promise<boolean>((resolve) => {
+      filler.once('connect', () => resolve(true));
+      timer = setTimeout(() => resolve(false), 300);
+    });
+    clearTimeout(timer);
+    if (!connected) return port;
+  }
+  throw new Error('could not fill the accept queue');
+}
+
+describe('dial timeout', () => {
+  it('a connection that never completes fails at the timeout with a dial i/o timeout', async () => {
+    const port = await unansweredPort();
+    const { value, ms } = await timed(() => probeHttp(req(`http://127.0.0.1:${port}/healthz`), 1000));
+    expect(value).toEqual({
+      result: 'failure',
+      output: `Get "http://127.0.0.1:${port}/healthz": dial tcp 127.0.0.1:${port}: i/o timeout (Client.Timeout exceeded while awaiting headers)`,
+    });
+    expect(ms).toBeGreaterThanOrEqual(950);
+    expect(ms).toBeLessThan(3000);
+  });
+});
+
+describe('IPv6', () => {
+  it('probes a bracketed IPv6 literal', async () => {
+    const { server } = await startHttp((rq, rs) => rs.end(rq.headers.host));
+    const v6 = net.createServer();
+    const ok = await new Promise<boolean>((resolve) => {
+      v6.once('error', () => resolve(false));
+      v6.listen(0, '::1', () => resolve(true));
+    });
+    onTestFinished(() => new Promise<void>((resolve) => v6.close(() => resolve())));
+    if (!ok) return; // no IPv6 loopback on this machine
+    const port = (v6.address() as net.AddressInfo).port;
+    v6.on('connection', (s) => server.emit('connection', s));
+    expect(await probeHttp(req(`http://[::1]:${port}/`), 2000)).toEqual({ result: 'success', output: `[::1]:${port}` });
+  });
+});
 
 describe('HTTPS', () => {
   it('succeeds against a self-signed certificate (no verification)', async () => {
