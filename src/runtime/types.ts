@@ -1,0 +1,73 @@
+/**
+ * The container runtime seam, shaped after the CRI RuntimeService (pod sandbox with an IP,
+ * containers in it, ExecSync with a timeout, container status) so that a containerd
+ * backend can implement it next to the local process runtime. It knows nothing of probes.
+ */
+import type { Container, Pod } from '../api/types.js';
+
+export type ContainerRuntimeState = 'created' | 'running' | 'exited' | 'unknown';
+
+/** CRI ContainerStatus, trimmed to what the kubelet reads. Times are epoch milliseconds on the runtime's clock. */
+export interface RuntimeContainerStatus {
+  /** `<runtime>://<id>`, e.g. `probelet://3f2a…`. */
+  id: string;
+  podUID: string;
+  name: string;
+  /** How many times this container was created before in this pod (CRI metadata.attempt). */
+  attempt: number;
+  image: string;
+  state: ContainerRuntimeState;
+  createdAt: number;
+  startedAt?: number;
+  finishedAt?: number;
+  exitCode?: number;
+  /** `Completed`, `Error`, `StartError` … as containerd reports them. */
+  reason?: string;
+  message?: string;
+}
+
+export interface PodSandbox {
+  id: string;
+  podUID: string;
+  /** Pods of the local runtime share the host network: always 127.0.0.1. */
+  podIP: string;
+}
+
+export interface ExecResult {
+  /** stdout followed by stderr, capped. */
+  output: string;
+  exitCode: number;
+}
+
+/** A container started or exited (the runtime's part of the kubelet's PLEG). */
+export interface ContainerEvent {
+  type: 'started' | 'exited';
+  status: RuntimeContainerStatus;
+}
+
+export interface ContainerRuntime {
+  /** Creates the pod's sandbox (network identity). */
+  runPodSandbox(pod: Pod): Promise<PodSandbox>;
+  /** Stops every container still running in the sandbox (SIGKILL) and forgets the sandbox. */
+  removePodSandbox(sandboxID: string): Promise<void>;
+  /**
+   * Creates and starts a container. Resolves with its status once it is running, or once
+   * it failed to start (state `exited`, reason `StartError`, exit code 128 and a message
+   * saying why — e.g. the command does not exist). Rejects only for invalid input
+   * (unsupported env source, missing command) with an error naming the field.
+   */
+  startContainer(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus>;
+  /** SIGTERM to the container's whole process tree, SIGKILL after `gracePeriodMs`. Resolves when it has exited. */
+  stopContainer(containerID: string, gracePeriodMs: number): Promise<void>;
+  /** Forgets an exited container (its logs stay on disk). */
+  removeContainer(containerID: string): Promise<void>;
+  containerStatus(containerID: string): RuntimeContainerStatus | undefined;
+  listContainers(podUID?: string): RuntimeContainerStatus[];
+  /** CRI ExecSync: runs `cmd` with the container's environment and working directory. */
+  execSync(containerID: string, cmd: string[], timeoutMs: number): Promise<ExecResult>;
+  /** The tail of a container's output (stdout and stderr interleaved as they came). */
+  containerLogs(containerID: string): string;
+  subscribe(listener: (event: ContainerEvent) => void): () => void;
+  /** Kills every process it started and waits for them; nothing outlives it. */
+  close(): Promise<void>;
+}
