@@ -146,10 +146,13 @@ export function send(hop: Hop, deadline: Deadline): Promise<Sent> {
       maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
     });
     req.on('error', (err) => finish({ ok: false, message: describeSendError(err, conn, hostname, port) }));
-    req.on('response', (response) => {
+    const onResponse = (response: IncomingMessage): void => {
       response.on('error', () => undefined);
       finish({ ok: true, response, connection: conn });
-    });
+    };
+    req.on('response', onResponse);
+    // A 101 is a final response to Go's client (it fails the probe by its status).
+    req.on('upgrade', onResponse);
     unsubscribe = deadline.onExpire(() => {
       const text = conn.connected ? 'context deadline exceeded' : dialTimeoutText(hostname, port);
       finish({ ok: false, message: `${text} ${AWAITING_HEADERS}` });
@@ -219,11 +222,13 @@ function removeZone(host: string): string {
 }
 
 function describeSendError(err: Error, conn: Connection, hostname: string, port: number): string {
-  const errno = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  // With several addresses to try (happy eyeballs) Node reports them all; Go names the first.
+  const first = err instanceof AggregateError && err.errors[0] instanceof Error ? err.errors[0] : err;
+  const errno = first as NodeJS.ErrnoException & { address?: string; port?: number };
   const code = errno.code ?? '';
   if (!conn.connected) {
     if (code === 'ECONNRESET' && err.message === 'socket hang up') return 'EOF';
-    return describeDialError(err, errno.address ?? hostname, errno.port ?? port);
+    return describeDialError(first, errno.address ?? hostname, errno.port ?? port);
   }
   if (code === 'ECONNRESET' && err.message === 'socket hang up') return 'EOF';
   if (code === 'HPE_HEADER_OVERFLOW') {
@@ -258,6 +263,10 @@ export function readBody(response: IncomingMessage, conn: Connection, deadline: 
     const done = (): void => finish({ ok: true, bytes: Buffer.concat(chunks, size) });
     // Runs before node:http's own 'end' handler, which would half-close the socket
     // first and leave it in TIME_WAIT.
+    if (response.statusCode === 101) {
+      done(); // the rest of the stream is another protocol: nothing to read
+      return;
+    }
     response.prependListener('end', done);
     response.on('data', (chunk: Buffer) => {
       if (settled) return;

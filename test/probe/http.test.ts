@@ -211,6 +211,22 @@ describe('probeHttp — status codes', () => {
     });
   });
 
+  it('101 Switching Protocols → failure by status, without waiting for the deadline', async () => {
+    const { base } = await startTcp((s) => {
+      s.on('data', () => s.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n'));
+    });
+    const { value, ms } = await timed(() => probeHttp(req(`${base}/`), 2000));
+    expect(value).toEqual({ result: 'failure', output: 'HTTP probe failed with statuscode: 101' });
+    expect(ms).toBeLessThan(1000);
+  });
+
+  it('an informational 103 before the response is skipped', async () => {
+    const { base } = await startTcp((s) => {
+      s.on('data', () => s.end('HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
+    });
+    expect(await probeHttp(req(`${base}/`), 2000)).toEqual({ result: 'success', output: 'ok' });
+  });
+
   it.each([400, 401, 418, 503, 600, 999])('%i → failure', async (status) => {
     const { base } = await startTcp((s) => {
       s.on('data', () => s.end(`HTTP/1.1 ${status} X\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbody`));
