@@ -236,8 +236,16 @@ function describeSendError(err: Error, conn: Connection, hostname: string, port:
   }
   if (code === 'HPE_INVALID_STATUS') return 'net/http: HTTP/1.x transport connection broken: malformed HTTP status code';
   if (code.startsWith('HPE_')) return 'net/http: HTTP/1.x transport connection broken: malformed HTTP response';
-  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER') return 'http: server gave HTTP response to HTTPS client';
+  const tlsText = describeTlsError(err.message);
+  if (tlsText) return tlsText;
   return describeConnError(conn.lastError ?? err, conn.local, conn.remote) ?? err.message;
+}
+
+/** OpenSSL's wording of the common handshake failures, as Go's crypto/tls words them. */
+function describeTlsError(message: string): string | undefined {
+  if (message.includes('wrong version number')) return 'http: server gave HTTP response to HTTPS client';
+  const alert = /(?:sslv3|tlsv1[0-9]*) alert ([a-z ]+?)(?::|$)/.exec(message);
+  return alert ? `remote error: tls: ${alert[1]}` : undefined;
 }
 
 const BODY_TIMEOUT = 'context deadline exceeded (Client.Timeout or context cancellation while reading body)';

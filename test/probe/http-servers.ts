@@ -48,8 +48,11 @@ export async function startHttp(handler: http.RequestListener): Promise<Started<
   return { server, port, base: `http://127.0.0.1:${port}` };
 }
 
-export async function startHttps(handler: http.RequestListener): Promise<Started<https.Server>> {
-  const server = https.createServer({ key: fixture('key.pem'), cert: fixture('cert.pem') }, handler);
+export async function startHttps(
+  handler: http.RequestListener,
+  options: https.ServerOptions = {},
+): Promise<Started<https.Server>> {
+  const server = https.createServer({ key: fixture('key.pem'), cert: fixture('cert.pem'), ...options }, handler);
   closeWithTest(server);
   server.on('tlsClientError', () => undefined);
   const port = await listen(server);

@@ -103,7 +103,15 @@ describe('HTTPS', () => {
     const { port } = await startHttp((_rq, rs) => rs.end('plain'));
     const outcome = await probeHttp(req(`https://127.0.0.1:${port}/`), 2000);
     expect(outcome.result).toBe('failure');
-    expect(outcome.output).toMatch(new RegExp(`^Get "https://127\\.0\\.0\\.1:${port}/": `));
+    expect(outcome.output).toBe(`Get "https://127.0.0.1:${port}/": http: server gave HTTP response to HTTPS client`);
+  });
+
+  it('a server demanding a client certificate → failure with the TLS alert (no client cert is sent)', async () => {
+    const { base } = await startHttps((_rq, rs) => rs.end('no'), { requestCert: true, rejectUnauthorized: true });
+    expect(await probeHttp(req(`${base}/`), 2000)).toEqual({
+      result: 'failure',
+      output: `Get "${base}/": remote error: tls: certificate required`,
+    });
   });
 
   it('a TLS body over the cap is cut short too', async () => {
