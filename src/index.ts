@@ -1,5 +1,88 @@
-// The public library API (re-exports only). See DESIGN.md, "Public library API".
+// The public library API: re-exports only (DESIGN.md, "Public library API").
+
+// Time
 export type { Clock } from './util/clock.js';
 export { FakeClock, realClock } from './util/clock.js';
-export type { Outcome, ProbeOutcome, CommandRunner } from './probe/types.js';
-export type { ProbeType, Result, ResultUpdate, PodStatusProvider, EventRecorder, EventRef } from './prober/types.js';
+
+// Kubernetes API shapes, defaulting, validation, manifests
+export type {
+  Container,
+  ContainerStatus,
+  Event,
+  Pod,
+  PodCondition,
+  PodStatus,
+  Probe,
+} from './api/types.js';
+export {
+  DEFAULT_PROBE_FAILURE_THRESHOLD,
+  DEFAULT_PROBE_PERIOD_SECONDS,
+  DEFAULT_PROBE_SUCCESS_THRESHOLD,
+  DEFAULT_PROBE_TIMEOUT_SECONDS,
+  DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS,
+  setPodDefaults,
+  setProbeDefaults,
+} from './api/defaults.js';
+export { FieldError, type FieldErrorType } from './api/field-error.js';
+export { validatePod, validateProbe, type PodValidationOptions } from './api/validation.js';
+export {
+  admitPods,
+  loadManifestFile,
+  ManifestError,
+  parseManifest,
+  type AdmitResult,
+  type ManifestOptions,
+  type RejectedPod,
+} from './api/manifest.js';
+
+// One-shot handlers
+export type { CommandRunner, Outcome, ProbeOutcome } from './probe/types.js';
+export { PROBE_USER_AGENT, MAX_PROBE_OUTPUT_BYTES } from './probe/constants.js';
+export { findPortByName, resolveContainerPort } from './probe/port.js';
+export {
+  newHttpProbeRequest,
+  newHttpProbeRequestForURL,
+  type HttpProbeRequest,
+} from './probe/http-request.js';
+export { probeHttp, type HttpProbeOptions } from './probe/http.js';
+export { probeTcp } from './probe/tcp.js';
+export { probeGrpc } from './probe/grpc.js';
+export { ExecTimeoutError, expandCommandOnlyStatic, probeExec } from './probe/exec.js';
+export { LocalCommandRunner, type LocalCommandRunnerOptions } from './probe/local-runner.js';
+
+// The probe engine
+export type { EventRecorder, EventRef, PodStatusProvider, ProbeType, Result, ResultUpdate } from './prober/types.js';
+export {
+  MAX_PROBE_RETRIES,
+  Prober,
+  type ProbeDetails,
+  type ProbeHandlers,
+  type ProberOptions,
+  type ProbeVerdict,
+} from './prober/prober.js';
+export { ResultsManager } from './prober/results.js';
+export { ProbeWorker } from './prober/worker.js';
+export { ProbeManager, type ProbeManagerOptions } from './prober/manager.js';
+
+// The kubelet's side: status, conditions, events, back-off, the local kubelet
+export { StatusManager, type StatusManagerOptions } from './kubelet/status-manager.js';
+export {
+  generateContainersReadyCondition,
+  generatePodConditions,
+  generatePodInitializedCondition,
+  generatePodReadyCondition,
+} from './kubelet/conditions.js';
+export {
+  createEventRecorder,
+  formatEvent,
+  type EventFilter,
+  type EventRecorderOptions,
+  type InMemoryEventRecorder,
+} from './kubelet/events.js';
+export { CrashLoopBackOff, crashLoopBackOffKey } from './kubelet/backoff.js';
+export { Kubelet, killGracePeriodSeconds, type KubeletOptions } from './kubelet/kubelet.js';
+export type { ContainerRuntime, RuntimeContainerStatus, PodSandbox } from './runtime/types.js';
+
+// The read-only HTTP API
+export { startServer, type RunningServer, type ServerOptions } from './server/server.js';
+export type { KubeletView } from './server/view.js';

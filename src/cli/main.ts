@@ -1,5 +1,43 @@
+import { Command, CommanderError } from 'commander';
+import { registerProbeCommand } from './probe.js';
+import { CliUsageError, type CliIO, processIO } from './io.js';
+
+/** Exit codes shared by every command: 0 fine, 1 the probe/pod said no, 2 bad input or errored. */
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+/** Builds the `probelet` program; each action reports its exit code through `setExit`. */
+export function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
+  const program = new Command('probelet')
+    .description("The kubelet's probe machinery, locally: see what your probes will do before you deploy.")
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout(s),
+      writeErr: (s) => io.stderr(s),
+    });
+  registerProbeCommand(program, io, setExit);
+  return program;
+}
+
 /** Entry point of the `probelet` command; returns the process exit code. */
-export async function main(argv: string[]): Promise<number> {
-  process.stderr.write(`probelet: not implemented yet (${argv.join(' ')})\n`);
-  return 2;
+export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
+  let exitCode = EXIT_OK;
+  const program = buildProgram(io, (code) => (exitCode = code));
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version are "errors" to commander but successes to the user.
+      return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+    }
+    if (err instanceof CliUsageError) {
+      io.stderr(`probelet: ${err.message}\n`);
+      return EXIT_USAGE;
+    }
+    io.stderr(`probelet: ${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT_USAGE;
+  }
+  return exitCode;
 }

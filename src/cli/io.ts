@@ -1,0 +1,15 @@
+/** Where a command writes; tests pass their own to capture output without spawning. */
+export interface CliIO {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+export const processIO: CliIO = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+};
+
+/** Bad input on the command line or in a manifest: printed as is, exit status 2. */
+export class CliUsageError extends Error {
+  override name = 'CliUsageError';
+}

@@ -1,0 +1,239 @@
+import { performance } from 'node:perf_hooks';
+import { Command, Option } from 'commander';
+import { setPodDefaults, setProbeDefaults } from '../api/defaults.js';
+import { loadManifestFile } from '../api/manifest.js';
+import type { Container, Pod, PodStatus, Probe } from '../api/types.js';
+import { validatePod, validateProbe } from '../api/validation.js';
+import { LocalCommandRunner } from '../probe/local-runner.js';
+import { Prober, type ProbeDetails } from '../prober/prober.js';
+import type { ProbeType } from '../prober/types.js';
+import { CliUsageError, type CliIO } from './io.js';
+
+const PROBE_TYPES: readonly ProbeType[] = ['liveness', 'readiness', 'startup'];
+
+interface ProbeFlags {
+  httpGet?: string;
+  header: string[];
+  tcp?: string;
+  grpc?: string;
+  service?: string;
+  exec?: boolean;
+  timeout: string;
+  type: string;
+  filename?: string;
+  pod?: string;
+  container?: string;
+  podIp: string;
+  output: string;
+}
+
+/** What one `probelet probe` run is about: the pod and container the probe belongs to. */
+interface ProbeTarget {
+  pod: Pod;
+  container: Container;
+  podIP: string;
+  /** How the probe is shown to the user (`httpGet http://…`). */
+  description: string;
+}
+
+export function registerProbeCommand(program: Command, io: CliIO, setExit: (code: number) => void): void {
+  program
+    .command('probe')
+    .description('Run one probe once, exactly as the kubelet would, and print its verdict and message.')
+    .argument('[command...]', 'with --exec: the command and its arguments, after --')
+    .option('--http-get <url>', 'HTTP GET probe of this URL (http or https)')
+    .option('-H, --header <header>', "HTTP header 'Name: value' (repeatable)", collect, [])
+    .option('--tcp <host:port>', 'TCP socket probe')
+    .option('--grpc <host:port>', 'gRPC health probe (grpc.health.v1.Health/Check)')
+    .option('--service <name>', 'with --grpc: the service to ask about (default: the whole server)')
+    .option('--exec', 'exec probe: runs the command given after -- as a local process')
+    .option('--timeout <seconds>', 'timeoutSeconds of the probe', '1')
+    .addOption(new Option('--type <type>', 'probe type').choices(PROBE_TYPES).default('readiness'))
+    .option('-f, --filename <manifest>', 'take the probe from a manifest (Pod, List or a workload template)')
+    .option('--pod <name>', 'with -f: the pod, when the manifest holds several')
+    .option('--container <name>', 'with -f: the container whose probe to run')
+    .option('--pod-ip <ip>', 'with -f: the pod IP probes default to', '127.0.0.1')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (command: string[], flags: ProbeFlags) => {
+      setExit(await runProbeCommand(command, flags, io));
+    });
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+async function runProbeCommand(command: string[], flags: ProbeFlags, io: CliIO): Promise<number> {
+  const probeType = flags.type as ProbeType;
+  const target = flags.filename ? await targetFromManifest(flags, probeType) : targetFromFlags(command, flags, probeType);
+  const runner = new LocalCommandRunner({
+    env: { ...stringEnv(process.env), ...staticEnv(target.container) },
+    cwd: target.container.workingDir,
+  });
+  const prober = new Prober({ runner });
+  const status: PodStatus = { podIP: target.podIP, phase: 'Running' };
+  const started = performance.now();
+  const details = await prober.probeWithDetails(probeType, target.pod, status, target.container, 'probelet://probe');
+  const durationMs = Math.round((performance.now() - started) * 10) / 10;
+
+  if (flags.output === 'json') {
+    io.stdout(
+      `${JSON.stringify({
+        result: details.result,
+        outcome: details.outcome.result,
+        output: details.outcome.output,
+        error: details.error ? details.error.message : null,
+        durationMs,
+      })}\n`,
+    );
+  } else {
+    io.stdout(formatText(target, probeType, details, durationMs));
+  }
+  if (details.error) return 2;
+  return details.result === 'success' ? 0 : 1;
+}
+
+function formatText(target: ProbeTarget, probeType: ProbeType, details: ProbeDetails, durationMs: number): string {
+  const verdict = details.error ? 'errored' : details.outcome.result;
+  const event = details.event
+    ? `${details.event.type} ${details.event.reason}: ${details.event.message}`
+    : details.outcome.result === 'success'
+      ? '(none: probe succeeded)'
+      : '(none: probe unknown without error)';
+  const lines = [
+    `Probe:    ${probeType} ${target.description}`,
+    `Verdict:  ${verdict}`,
+    `Event:    ${event}`,
+    `Took:     ${durationMs}ms`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+function parseTimeout(text: string): number {
+  if (!/^\d+$/.test(text) || Number(text) < 1) {
+    throw new CliUsageError(`--timeout: invalid value ${JSON.stringify(text)}: must be a whole number of seconds, 1 or more`);
+  }
+  return Number(text);
+}
+
+/** Splits `host:port` (IPv6 as `[::1]:80`), naming the flag in any error. */
+function parseHostPort(flag: string, text: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text);
+  const port = match ? Number(match[3]) : NaN;
+  if (!match || port < 1 || port > 65535) {
+    throw new CliUsageError(`${flag}: invalid value ${JSON.stringify(text)}: expected HOST:PORT with a port from 1 to 65535`);
+  }
+  return { host: match[1] ?? match[2] ?? '', port };
+}
+
+function targetFromFlags(command: string[], flags: ProbeFlags, probeType: ProbeType): ProbeTarget {
+  const chosen = [flags.httpGet, flags.tcp, flags.grpc, flags.exec].filter((x) => x !== undefined).length;
+  if (chosen !== 1) {
+    throw new CliUsageError(
+      'probe: give exactly one of --http-get URL, --tcp HOST:PORT, --grpc HOST:PORT, --exec -- CMD [ARG...] or -f MANIFEST',
+    );
+  }
+  const timeoutSeconds = parseTimeout(flags.timeout);
+  let handler: Probe;
+  let podIP = '127.0.0.1';
+  let description: string;
+  if (flags.httpGet !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(flags.httpGet);
+    } catch {
+      throw new CliUsageError(`--http-get: invalid URL ${JSON.stringify(flags.httpGet)}: expected e.g. http://127.0.0.1:8080/healthz`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new CliUsageError(`--http-get: unsupported scheme ${JSON.stringify(url.protocol.slice(0, -1))}: use http or https`);
+    }
+    const https = url.protocol === 'https:';
+    handler = {
+      httpGet: {
+        scheme: https ? 'HTTPS' : 'HTTP',
+        host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+        port: url.port ? Number(url.port) : https ? 443 : 80,
+        path: `${url.pathname}${url.search}`,
+        httpHeaders: flags.header.map(parseHeader),
+      },
+    };
+    description = `httpGet ${url.href}`;
+  } else if (flags.tcp !== undefined) {
+    const { host, port } = parseHostPort('--tcp', flags.tcp);
+    handler = { tcpSocket: { host, port } };
+    description = `tcpSocket ${flags.tcp}`;
+  } else if (flags.grpc !== undefined) {
+    const { host, port } = parseHostPort('--grpc', flags.grpc);
+    podIP = host;
+    handler = { grpc: { port, service: flags.service ?? '' } };
+    description = `grpc ${flags.grpc}${flags.service ? ` service ${JSON.stringify(flags.service)}` : ''}`;
+  } else {
+    if (command.length === 0) throw new CliUsageError('--exec: give the command after --, e.g. probelet probe --exec -- cat /tmp/ready');
+    handler = { exec: { command } };
+    description = `exec ${JSON.stringify(command)}`;
+  }
+  const probe = setProbeDefaults({ ...handler, timeoutSeconds });
+  const errors = validateProbe(probe, probeType, probeFieldName(probeType));
+  if (errors.length > 0) throw new CliUsageError(`invalid probe:\n${errors.map((e) => `  ${String(e)}`).join('\n')}`);
+  const container: Container = { name: 'probe', [probeFieldName(probeType)]: probe };
+  const pod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', namespace: 'default', uid: 'probe' }, spec: { containers: [container] } };
+  return { pod, container, podIP, description };
+}
+
+function parseHeader(text: string): { name: string; value: string } {
+  const colon = text.indexOf(':');
+  if (colon <= 0) throw new CliUsageError(`--header: invalid value ${JSON.stringify(text)}: expected 'Name: value'`);
+  return { name: text.slice(0, colon).trim(), value: text.slice(colon + 1).trim() };
+}
+
+function probeFieldName(probeType: ProbeType): 'livenessProbe' | 'readinessProbe' | 'startupProbe' {
+  return `${probeType}Probe` as const;
+}
+
+async function targetFromManifest(flags: ProbeFlags, probeType: ProbeType): Promise<ProbeTarget> {
+  const path = flags.filename ?? '';
+  let pods: Pod[];
+  try {
+    pods = (await loadManifestFile(path, { allowTemplates: true })).map(setPodDefaults);
+  } catch (err) {
+    throw new CliUsageError(err instanceof Error ? err.message : String(err));
+  }
+  if (flags.pod !== undefined) pods = pods.filter((p) => p.metadata?.name === flags.pod);
+  const candidates = pods.flatMap((pod) =>
+    [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])]
+      .filter((c) => (flags.container === undefined ? true : c.name === flags.container))
+      .map((container) => ({ pod, container })),
+  );
+  const where = `${path}${flags.pod ? ` (pod ${flags.pod})` : ''}`;
+  if (candidates.length === 0) {
+    throw new CliUsageError(
+      flags.container === undefined ? `${where}: no pod with containers found` : `${where}: no container named ${JSON.stringify(flags.container)}`,
+    );
+  }
+  const first = candidates[0];
+  if (candidates.length > 1 || first === undefined) {
+    const names = candidates.map((c) => `${c.pod.metadata?.name}/${c.container.name}`).join(', ');
+    throw new CliUsageError(`${where}: several containers match (${names}); choose one with --pod and --container`);
+  }
+  const { pod, container } = first;
+  const field = probeFieldName(probeType);
+  if (!container[field]) {
+    throw new CliUsageError(`${where}: container ${JSON.stringify(container.name)} has no ${field}`);
+  }
+  const errors = validatePod(pod);
+  if (errors.length > 0) throw new CliUsageError(`${where}: invalid pod:\n${errors.map((e) => `  ${String(e)}`).join('\n')}`);
+  return { pod, container, podIP: flags.podIp, description: `of ${pod.metadata?.name}/${container.name} from ${path}` };
+}
+
+/** The container's literal env values, as an exec probe run locally would see them. */
+function staticEnv(container: Container): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const e of container.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+  return env;
+}
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
+}
