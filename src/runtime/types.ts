@@ -24,6 +24,8 @@ export interface RuntimeContainerStatus {
   /** `Completed`, `Error`, `StartError` … as containerd reports them. */
   reason?: string;
   message?: string;
+  /** Where the container's output is written (CRI `log_path`), when the runtime keeps a log file. */
+  logPath?: string;
 }
 
 export interface PodSandbox {

@@ -1,0 +1,57 @@
+/**
+ * CRI `ExecSync` for local containers: the command runs as a process group of its own
+ * with the container's environment and working directory.
+ *
+ * It is not `LocalCommandRunner` because the runtime needs the process group: in a real
+ * container an exec'd process lives in the container's PID namespace and dies with it, so
+ * the runtime kills running execs when their container exits and when it closes. The
+ * result and the timeout error are the ones `LocalCommandRunner` gives.
+ */
+import { MAX_PROBE_OUTPUT_BYTES } from '../probe/constants.js';
+import { ExecTimeoutError } from '../probe/exec.js';
+import type { Clock } from '../util/clock.js';
+import { formatGoDuration } from '../util/duration.js';
+import { spawnGroup, type ProcessGroup } from '../util/process.js';
+import type { ExecResult } from './types.js';
+
+export interface ExecContext {
+  /** The container's complete environment. */
+  env: Record<string, string>;
+  cwd: string | undefined;
+  /** Clock of the timeout. */
+  clock: Clock;
+  /** Sees the started process group, so the caller can kill it with its container. */
+  onSpawn: (group: ProcessGroup) => void;
+}
+
+/**
+ * Runs `cmd` to completion: stdout then stderr, together capped at the probe's 10 KiB, and
+ * the exit code. Rejects with an {@link ExecTimeoutError} (name `TimeoutError`) once the
+ * whole tree was killed after `timeoutMs`, or with the Go-worded start error (carrying an
+ * empty `output`) when the command could not be started.
+ */
+export async function execInContainer(context: ExecContext, cmd: readonly string[], timeoutMs: number): Promise<ExecResult> {
+  const group = await spawnGroup({
+    argv: cmd,
+    env: context.env,
+    cwd: context.cwd,
+    maxOutputBytes: MAX_PROBE_OUTPUT_BYTES,
+    clock: context.clock,
+  }).catch((err: unknown) => {
+    throw Object.assign(err instanceof Error ? err : new Error(String(err)), { output: '' });
+  });
+  context.onSpawn(group);
+  let timedOut = false;
+  const timer = context.clock.setTimeout(() => {
+    if (!group.running) return;
+    timedOut = true;
+    group.kill('SIGKILL');
+  }, timeoutMs);
+  const exit = await group.exited.finally(() => context.clock.clearTimeout(timer));
+  const output = Buffer.concat([exit.stdout, exit.stderr]).subarray(0, MAX_PROBE_OUTPUT_BYTES).toString('utf8');
+  if (timedOut) {
+    const detail = `command "${cmd.join(' ')}" timed out after ${formatGoDuration(timeoutMs)}`;
+    throw new ExecTimeoutError(new Error(`command timed out: ${detail}`), timeoutMs, output);
+  }
+  return { output, exitCode: exit.exitCode };
+}
