@@ -1,0 +1,42 @@
+/**
+ * What the apiserver would do before a pod reaches a kubelet (name from `generateName`,
+ * a UID, defaults, validation), plus what the local runtime needs: a command to run.
+ * Each pod is judged alone, so one invalid pod never stops the others.
+ */
+import { randomUUID, randomBytes } from 'node:crypto';
+import { admitPods, type AdmitResult } from '../api/admit.js';
+import { invalidObjectMessage, required } from '../api/field-error.js';
+import type { Container, Pod } from '../api/types.js';
+
+const COMMAND_DETAIL = 'the local kubelet runs processes, not images: set the command to run (args are appended)';
+
+export function admitForLocalRun(input: readonly Pod[]): AdmitResult {
+  const named = input.map(withIdentity);
+  const result = admitPods(named);
+  const pods: Pod[] = [];
+  for (const pod of result.pods) {
+    const errors = [
+      ...commandErrors(pod.spec?.initContainers, 'spec.initContainers'),
+      ...commandErrors(pod.spec?.containers, 'spec.containers'),
+    ];
+    if (errors.length === 0) {
+      pods.push(pod);
+      continue;
+    }
+    const name = pod.metadata?.name ?? '';
+    result.errors.push({ pod: name, errors, message: invalidObjectMessage('Pod', name, errors) });
+  }
+  return { pods, errors: result.errors };
+}
+
+function commandErrors(containers: readonly Container[] | undefined, path: string): ReturnType<typeof required>[] {
+  return (containers ?? []).flatMap((c, i) => (c.command?.length ? [] : [required(`${path}[${i}].command`, COMMAND_DETAIL)]));
+}
+
+/** A copy with `metadata.name` (from `generateName`) and `metadata.uid` filled as the apiserver would. */
+function withIdentity(pod: Pod): Pod {
+  const metadata = { ...pod.metadata };
+  if (!metadata.name && metadata.generateName) metadata.name = `${metadata.generateName}${randomBytes(3).toString('hex').slice(0, 5)}`;
+  if (!metadata.uid) metadata.uid = randomUUID();
+  return { ...pod, metadata };
+}

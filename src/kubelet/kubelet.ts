@@ -1,0 +1,506 @@
+/**
+ * The local kubelet: runs admitted pods on a ContainerRuntime and reacts to probe results
+ * the way the kubelet's sync loop does (§3.9, §10): status generation with
+ * `updatePodStatus` before `addPod` on every sync, liveness/startup failures kill and
+ * restart with crash-loop back-off, readiness and startup results go to the status manager,
+ * housekeeping every 2 s, and graceful termination in the kubelet's order.
+ */
+import { Registry } from 'prom-client';
+import type { AdmitResult } from '../api/admit.js';
+import type { Container, Event, Pod, PodStatus } from '../api/types.js';
+import { ProbeManager } from '../prober/manager.js';
+import { containerShouldRestart } from '../prober/restart-rules.js';
+import { ResultsManager } from '../prober/results.js';
+import type { ProbeType, ResultUpdate } from '../prober/types.js';
+import type { ContainerEvent, ContainerRuntime, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
+import { realClock, type Clock } from '../util/clock.js';
+import { admitForLocalRun } from './admission.js';
+import {
+  BACK_OFF_EVENT_REASON,
+  CRASH_LOOP_BACK_OFF_REASON,
+  CrashLoopBackOff,
+  backOffEventMessage,
+  crashLoopBackOffKey,
+  crashLoopBackOffMessage,
+} from './backoff.js';
+import { generatePodConditions, isRestartableInitContainer } from './conditions.js';
+import { createEventRecorder, type EventFilter, type InMemoryEventRecorder } from './events.js';
+import { generatePodStatus, type ContainerRecord } from './pod-status.js';
+import { StatusManager } from './status-manager.js';
+
+/** The kubelet's housekeeping period (`housekeepingPeriod`). */
+export const HOUSEKEEPING_PERIOD_MS = 2_000;
+/** `syncFrequency`: every pod is re-synced at least this often (jittered up to +50%). */
+export const SYNC_FREQUENCY_MS = 60_000;
+/** `minimumGracePeriodInSeconds`: a probe-triggered kill always gets at least this long. */
+export const MINIMUM_KILL_GRACE_SECONDS = 2;
+/** Grace when the pod has no `terminationGracePeriodSeconds` at all (never after defaulting). */
+const FALLBACK_KILL_GRACE_SECONDS = 2;
+/** "A kubelet that has been running for a while": no start-up jitter for its workers. */
+const LONG_AGO_MS = 365 * 24 * 3_600_000;
+
+export interface KubeletOptions {
+  runtime: ContainerRuntime;
+  clock?: Clock;
+  random?: () => number;
+  registry?: Registry;
+  recorder?: InMemoryEventRecorder;
+  /** Behave like a freshly restarted kubelet (jittered first probes) instead of one running for a while. */
+  kubeletRestart?: boolean;
+  /** Test seam: the probe manager's prober (default: the real one over the runtime's exec). */
+  prober?: ConstructorParameters<typeof ProbeManager>[0]['prober'];
+}
+
+type Lifecycle = 'sync' | 'terminating' | 'terminated';
+
+interface PodRecord {
+  uid: string;
+  /** The current pod object; replaced (never mutated) when deletion is requested. */
+  pod: Pod;
+  sandbox?: PodSandbox;
+  containers: Map<string, ContainerRecord>;
+  lifecycle: Lifecycle;
+  initialized: boolean;
+  /** Sync loop bookkeeping: one sync at a time per pod, coalescing requests. */
+  dirty: boolean;
+  syncing: Promise<void> | undefined;
+  timer: unknown;
+  timerDue: number;
+}
+
+export class Kubelet {
+  readonly clock: Clock;
+  readonly statusManager: StatusManager;
+  readonly recorder: InMemoryEventRecorder;
+  readonly registry: Registry;
+  readonly probeManager: ProbeManager;
+  readonly livenessResults = new ResultsManager();
+  readonly readinessResults = new ResultsManager();
+  readonly startupResults = new ResultsManager();
+  private readonly runtime: ContainerRuntime;
+  private readonly random: () => number;
+  private readonly backOff: CrashLoopBackOff;
+  private readonly pods = new Map<string, PodRecord>();
+  private readonly unsubscribe: Array<() => void> = [];
+  private housekeepingTimer: unknown;
+  private closed = false;
+
+  constructor(options: KubeletOptions) {
+    this.runtime = options.runtime;
+    this.clock = options.clock ?? realClock;
+    // eslint-disable-next-line no-restricted-properties -- the default source of chance, injected everywhere below
+    this.random = options.random ?? Math.random;
+    this.registry = options.registry ?? new Registry();
+    this.recorder = options.recorder ?? createEventRecorder({ clock: this.clock });
+    this.statusManager = new StatusManager({ clock: this.clock });
+    this.backOff = new CrashLoopBackOff({ clock: this.clock });
+    this.probeManager = new ProbeManager({
+      statusProvider: this.statusManager,
+      livenessResults: this.livenessResults,
+      readinessResults: this.readinessResults,
+      startupResults: this.startupResults,
+      runner: { runInContainer: (id, cmd, timeoutMs) => this.runtime.execSync(id, cmd, timeoutMs) },
+      recorder: this.recorder,
+      clock: this.clock,
+      random: this.random,
+      registry: this.registry,
+      startTime: options.kubeletRestart ? this.clock.now() : this.clock.now() - LONG_AGO_MS,
+      ...(options.prober ? { prober: options.prober } : {}),
+    });
+    this.unsubscribe.push(
+      this.livenessResults.subscribe((u) => this.onLiveness(u)),
+      this.readinessResults.subscribe((u) => this.onReadiness(u)),
+      this.startupResults.subscribe((u) => this.onStartup(u)),
+      this.runtime.subscribe((e) => this.onContainerEvent(e)),
+    );
+    this.scheduleHousekeeping();
+  }
+
+  /** Admits pods (defaults, validation, a command per container) and runs the valid ones. */
+  addPods(pods: readonly Pod[]): AdmitResult {
+    const admitted = admitForLocalRun(pods);
+    for (const pod of admitted.pods) this.runPod(pod);
+    return admitted;
+  }
+
+  /** Pods with their current status, as the read-only API serves them. */
+  listPods(): Pod[] {
+    return [...this.pods.values()].map((rec) => {
+      const status = this.statusManager.getPodStatus(rec.uid);
+      return { ...rec.pod, ...(status ? { status } : {}) };
+    });
+  }
+
+  listEvents(filter?: EventFilter): Event[] {
+    return this.recorder.list(filter);
+  }
+
+  probeMetrics(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Called with the pod after every change of its status. */
+  onPodStatus(listener: (pod: Pod) => void): () => void {
+    return this.statusManager.subscribe((uid, status) => {
+      const rec = this.pods.get(uid);
+      if (rec) listener({ ...rec.pod, status });
+    });
+  }
+
+  /** A container's recent output (the runtime's in-memory tail). */
+  containerLogs(containerID: string): string {
+    return this.runtime.containerLogs(containerID);
+  }
+
+  /**
+   * Graceful deletion (§10.8): liveness and startup stop, readiness keeps probing while the
+   * containers get SIGTERM and the grace period, then every worker stops.
+   */
+  async deletePod(uid: string, gracePeriodSeconds?: number): Promise<void> {
+    const rec = this.pods.get(uid);
+    if (!rec || rec.lifecycle !== 'sync') return;
+    const grace = gracePeriodSeconds ?? rec.pod.spec?.terminationGracePeriodSeconds ?? 30;
+    rec.lifecycle = 'terminating';
+    rec.pod = {
+      ...rec.pod,
+      metadata: {
+        ...rec.pod.metadata,
+        deletionTimestamp: new Date(this.clock.now()).toISOString(),
+        deletionGracePeriodSeconds: grace,
+      },
+    };
+    this.clearTimer(rec);
+    await rec.syncing;
+    await this.syncStatus(rec);
+    this.probeManager.stopLivenessAndStartup(rec.pod);
+
+    const running = (kind: ContainerRecord['kind']): ContainerRecord[] =>
+      [...rec.containers.values()].filter((c) => c.kind === kind && c.current?.state === 'running');
+    const stop = async (c: ContainerRecord): Promise<void> => {
+      this.event(rec, c, 'Normal', 'Killing', `Stopping container ${c.spec.name}`);
+      await this.stopContainer(rec, c, grace);
+    };
+    await Promise.all(running('regular').map(stop));
+    for (const c of running('sidecar').reverse()) await stop(c);
+    for (const c of running('init')) await stop(c);
+    this.probeManager.removePod(rec.pod);
+    if (rec.sandbox) await this.runtime.removePodSandbox(rec.sandbox.id);
+    rec.lifecycle = 'terminated';
+    await this.syncStatus(rec);
+  }
+
+  /** Deletes every pod gracefully, then stops probing and the runtime. Nothing is left running. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.all([...this.pods.keys()].map((uid) => this.deletePod(uid)));
+    this.closed = true;
+    this.clock.clearTimeout(this.housekeepingTimer);
+    for (const rec of this.pods.values()) this.clearTimer(rec);
+    await this.probeManager.close();
+    for (const off of this.unsubscribe) off();
+    await this.runtime.close();
+  }
+
+  // --- pod workers ------------------------------------------------------------------
+
+  private runPod(pod: Pod): void {
+    const uid = pod.metadata?.uid ?? '';
+    const containers = new Map<string, ContainerRecord>();
+    for (const c of pod.spec?.initContainers ?? []) {
+      containers.set(c.name, { spec: c, kind: isRestartableInitContainer(c) ? 'sidecar' : 'init', restartCount: 0 });
+    }
+    for (const c of pod.spec?.containers ?? []) containers.set(c.name, { spec: c, kind: 'regular', restartCount: 0 });
+    const rec: PodRecord = {
+      uid,
+      pod,
+      containers,
+      lifecycle: 'sync',
+      initialized: false,
+      dirty: false,
+      syncing: undefined,
+      timer: undefined,
+      timerDue: Infinity,
+    };
+    this.pods.set(uid, rec);
+    this.statusManager.addPod(pod);
+    this.requestSync(rec);
+  }
+
+  /** Asks for a sync of the pod now (coalesced with any pending one). */
+  private requestSync(rec: PodRecord): void {
+    if (this.closed) return;
+    rec.dirty = true;
+    if (rec.syncing) return;
+    rec.syncing = this.syncLoop(rec).finally(() => {
+      rec.syncing = undefined;
+    });
+  }
+
+  /** Asks for a sync after `delayMs` (back-off expiry, periodic resync); the earliest request wins. */
+  private requestSyncAfter(rec: PodRecord, delayMs: number): void {
+    const due = this.clock.now() + delayMs;
+    if (rec.timer !== undefined && rec.timerDue <= due) return;
+    this.clearTimer(rec);
+    rec.timerDue = due;
+    rec.timer = this.clock.setTimeout(() => {
+      rec.timer = undefined;
+      rec.timerDue = Infinity;
+      this.requestSync(rec);
+    }, delayMs);
+  }
+
+  private clearTimer(rec: PodRecord): void {
+    if (rec.timer !== undefined) this.clock.clearTimeout(rec.timer);
+    rec.timer = undefined;
+    rec.timerDue = Infinity;
+  }
+
+  private async syncLoop(rec: PodRecord): Promise<void> {
+    await Promise.resolve();
+    while (rec.dirty && !this.closed) {
+      rec.dirty = false;
+      try {
+        if (rec.lifecycle === 'sync') await this.syncPod(rec);
+        else await this.syncStatus(rec);
+      } catch (err) {
+        this.warn(`sync of pod ${rec.pod.metadata?.name ?? rec.uid} failed`, err);
+      }
+    }
+  }
+
+  /** Generates the API status (`updatePodStatus` first, conditions last) and stores it. */
+  private async syncStatus(rec: PodRecord): Promise<PodStatus> {
+    for (const c of rec.containers.values()) {
+      if (c.current) c.current = this.runtime.containerStatus(c.current.id) ?? c.current;
+    }
+    const status = generatePodStatus({
+      pod: rec.pod,
+      podIP: rec.sandbox?.podIP,
+      initialized: rec.initialized,
+      records: rec.containers,
+      previous: this.statusManager.getPodStatus(rec.uid),
+      podIsTerminal: rec.lifecycle === 'terminated',
+    });
+    this.probeManager.updatePodStatus(rec.pod, status);
+    status.conditions = generatePodConditions(rec.pod, status, { sandboxReady: rec.sandbox !== undefined });
+    this.statusManager.setPodStatus(rec.pod, status);
+    return status;
+  }
+
+  /** `SyncPod`: status, then `addPod`, then the runtime's actions for this pod. */
+  private async syncPod(rec: PodRecord): Promise<void> {
+    const status = await this.syncStatus(rec);
+    if (status.phase === 'Succeeded' || status.phase === 'Failed') {
+      await this.finishPod(rec);
+      return;
+    }
+    this.probeManager.addPod(rec.pod);
+    if (!rec.sandbox) rec.sandbox = await this.runtime.runPodSandbox(rec.pod);
+    await this.syncContainers(rec);
+    this.requestSyncAfter(rec, SYNC_FREQUENCY_MS * (1 + 0.5 * this.random()));
+  }
+
+  /** A pod whose containers will not run again: stop what is left (sidecars) and stop probing. */
+  private async finishPod(rec: PodRecord): Promise<void> {
+    for (const c of [...rec.containers.values()].reverse()) {
+      if (c.current?.state === 'running') await this.stopContainer(rec, c, rec.pod.spec?.terminationGracePeriodSeconds ?? 30);
+    }
+    this.clearTimer(rec);
+  }
+
+  /** `computePodActions` + `SyncPod` of the runtime manager, in the kubelet's order. */
+  private async syncContainers(rec: PodRecord): Promise<void> {
+    const records = [...rec.containers.values()];
+    let initDone = true;
+    for (const c of records.filter((r) => r.kind !== 'regular')) {
+      if (c.kind === 'sidecar') {
+        if (!(await this.syncSidecar(rec, c)) && !rec.initialized) {
+          initDone = false;
+          break;
+        }
+        continue;
+      }
+      if (rec.initialized) continue;
+      const cur = c.current;
+      if (cur?.state === 'exited' && cur.exitCode === 0) continue;
+      initDone = false;
+      if (!cur) await this.startContainer(rec, c);
+      else if (cur.state === 'exited' && containerShouldRestart(c.spec, rec.pod, cur.exitCode ?? 0)) {
+        await this.restartWithBackOff(rec, c);
+      }
+      break;
+    }
+    if (initDone) rec.initialized = true;
+    if (!rec.initialized) return;
+
+    for (const c of records.filter((r) => r.kind === 'regular')) {
+      const cur = c.current;
+      if (!cur) {
+        await this.startContainer(rec, c);
+        continue;
+      }
+      if (cur.state === 'running') {
+        const kind = this.failedProbe(cur);
+        if (!kind) continue;
+        // Exit-code rules are not consulted for a container that is still running (§10.4).
+        const restart = (c.spec.restartPolicy ?? rec.pod.spec?.restartPolicy ?? 'Always') !== 'Never';
+        await this.killForProbe(rec, c, kind, restart);
+        if (restart) await this.restartWithBackOff(rec, c);
+        continue;
+      }
+      if (containerShouldRestart(c.spec, rec.pod, cur.exitCode ?? 0)) await this.restartWithBackOff(rec, c);
+    }
+  }
+
+  /** Sidecars are restarted whatever the pod's policy; returns whether it counts as started. */
+  private async syncSidecar(rec: PodRecord, c: ContainerRecord): Promise<boolean> {
+    const cur = c.current;
+    if (!cur) {
+      await this.startContainer(rec, c);
+      return c.current?.state === 'running' && !c.spec.startupProbe;
+    }
+    if (cur.state === 'running') {
+      const kind = this.failedProbe(cur);
+      if (kind) {
+        await this.killForProbe(rec, c, kind, true);
+        await this.restartWithBackOff(rec, c);
+        return false;
+      }
+      return !c.spec.startupProbe || this.startupResults.get(cur.id) === 'success';
+    }
+    await this.restartWithBackOff(rec, c);
+    return false;
+  }
+
+  /** Liveness, then startup: which cached verdict condemns this running container, if any. */
+  private failedProbe(cur: RuntimeContainerStatus): ProbeType | undefined {
+    if (this.livenessResults.get(cur.id) === 'failure') return 'liveness';
+    if (this.startupResults.get(cur.id) === 'failure') return 'startup';
+    return undefined;
+  }
+
+  private async killForProbe(rec: PodRecord, c: ContainerRecord, kind: ProbeType, willRestart: boolean): Promise<void> {
+    const message =
+      c.kind === 'sidecar'
+        ? `Init container ${c.spec.name} failed ${kind} probe`
+        : `Container ${c.spec.name} failed ${kind} probe${willRestart ? ', will be restarted' : ''}`;
+    this.event(rec, c, 'Normal', 'Killing', message);
+    await this.stopContainer(rec, c, killGracePeriodSeconds(rec.pod, c.spec, kind));
+  }
+
+  private async stopContainer(rec: PodRecord, c: ContainerRecord, graceSeconds: number): Promise<void> {
+    const cur = c.current;
+    if (!cur || cur.state !== 'running') return;
+    await this.runtime.stopContainer(cur.id, graceSeconds * 1000);
+    c.current = this.runtime.containerStatus(cur.id) ?? cur;
+  }
+
+  /** Starts an exited container again unless the crash-loop back-off says wait. */
+  private async restartWithBackOff(rec: PodRecord, c: ContainerRecord): Promise<void> {
+    const cur = c.current;
+    if (!cur) return;
+    const decision = this.backOff.check(crashLoopBackOffKey(rec.pod, c.spec), cur.finishedAt ?? this.clock.now());
+    if (decision.inBackOff) {
+      c.waiting = { reason: CRASH_LOOP_BACK_OFF_REASON, message: crashLoopBackOffMessage(decision.delayMs, c.spec.name, rec.pod) };
+      this.event(rec, c, 'Warning', BACK_OFF_EVENT_REASON, backOffEventMessage(c.spec.name, rec.pod));
+      this.requestSyncAfter(rec, Math.max(decision.remainingMs, 1));
+      return;
+    }
+    await this.startContainer(rec, c);
+  }
+
+  private async startContainer(rec: PodRecord, c: ContainerRecord): Promise<void> {
+    if (!rec.sandbox) return;
+    const attempt = c.current ? c.restartCount + 1 : 0;
+    let started: RuntimeContainerStatus;
+    try {
+      started = await this.runtime.startContainer(rec.sandbox.id, rec.pod, c.spec, attempt);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      c.waiting = { reason: 'CreateContainerConfigError', message };
+      this.event(rec, c, 'Warning', 'Failed', `Error: ${message}`);
+      return;
+    }
+    if (c.current) {
+      c.previous = c.current;
+      c.restartCount++;
+      void this.runtime.removeContainer(c.previous.id).catch(() => undefined);
+    }
+    c.current = started;
+    c.waiting = undefined;
+    if (started.state === 'exited' && started.reason === 'StartError') {
+      c.waiting = { reason: 'RunContainerError', message: started.message ?? 'failed to start container' };
+      this.event(rec, c, 'Warning', 'Failed', `Error: ${started.message ?? 'failed to start container'}`);
+      return;
+    }
+    this.event(rec, c, 'Normal', 'Created', `Created container: ${c.spec.name}`);
+    this.event(rec, c, 'Normal', 'Started', `Started container ${c.spec.name}`);
+  }
+
+  // --- the sync loop's reactions (§10.1) ----------------------------------------------
+
+  private podOf(update: ResultUpdate): PodRecord | undefined {
+    return this.pods.get(update.podUID);
+  }
+
+  private onLiveness(update: ResultUpdate): void {
+    const rec = this.podOf(update);
+    if (rec && update.result === 'failure') this.requestSync(rec);
+  }
+
+  private onReadiness(update: ResultUpdate): void {
+    const rec = this.podOf(update);
+    if (!rec) return;
+    this.statusManager.setContainerReadiness(update.podUID, update.containerID, update.result === 'success');
+    this.requestSync(rec);
+  }
+
+  private onStartup(update: ResultUpdate): void {
+    const rec = this.podOf(update);
+    if (!rec) return;
+    this.statusManager.setContainerStartup(update.podUID, update.containerID, update.result === 'success');
+    this.requestSync(rec);
+  }
+
+  /** The runtime's part of the PLEG: a container started or exited → sync its pod. */
+  private onContainerEvent(event: ContainerEvent): void {
+    const rec = this.pods.get(event.status.podUID);
+    if (!rec) return;
+    const c = rec.containers.get(event.status.name);
+    if (c?.current?.id === event.status.id) c.current = event.status;
+    this.requestSync(rec);
+  }
+
+  private scheduleHousekeeping(): void {
+    this.housekeepingTimer = this.clock.setTimeout(() => {
+      if (this.closed) return;
+      const desired = new Set([...this.pods.values()].filter((r) => r.lifecycle !== 'terminated').map((r) => r.uid));
+      this.probeManager.cleanupPods(desired);
+      this.backOff.gc();
+      this.scheduleHousekeeping();
+    }, HOUSEKEEPING_PERIOD_MS);
+  }
+
+  private event(rec: PodRecord, c: ContainerRecord, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    this.recorder.event({ pod: rec.pod, containerName: c.spec.name }, type, reason, message);
+  }
+
+  private warn(what: string, err: unknown): void {
+    process.emitWarning(`${what}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  }
+}
+
+/**
+ * §10.6: the pod's deletion grace if it is being deleted; else the failing probe's own
+ * `terminationGracePeriodSeconds`, else the pod's; floored at 2 s like the kubelet.
+ */
+export function killGracePeriodSeconds(pod: Pod, container: Container, kind: ProbeType): number {
+  const deletion = pod.metadata?.deletionGracePeriodSeconds;
+  let grace: number;
+  if (deletion !== undefined && deletion !== null) grace = deletion;
+  else if (pod.spec?.terminationGracePeriodSeconds !== undefined) {
+    const probe = kind === 'startup' ? container.startupProbe : container.livenessProbe;
+    grace = probe?.terminationGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds;
+  } else grace = FALLBACK_KILL_GRACE_SECONDS;
+  return Math.max(grace, MINIMUM_KILL_GRACE_SECONDS);
+}

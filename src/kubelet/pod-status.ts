@@ -1,0 +1,187 @@
+/**
+ * Builds a pod's API status from what the runtime knows, as the kubelet's
+ * `generateAPIPodStatus` does. The probe manager then fills `started`/`ready` and the
+ * conditions are derived last, so they see the probed values.
+ */
+import type { Container, ContainerState, ContainerStatus, Pod, PodStatus } from '../api/types.js';
+import type { RuntimeContainerStatus } from '../runtime/types.js';
+import { isRestartableInitContainer } from './conditions.js';
+
+/** What the kubelet tracks of one container of a pod (all its instances live in the runtime). */
+export interface ContainerRecord {
+  spec: Container;
+  kind: 'init' | 'sidecar' | 'regular';
+  /** The newest instance, if one was ever started. */
+  current?: RuntimeContainerStatus;
+  /** The instance before it: the source of `lastState`. */
+  previous?: RuntimeContainerStatus;
+  restartCount: number;
+  /** Shown instead of the terminated state while the kubelet will not (yet) restart it. */
+  waiting?: { reason: string; message: string };
+}
+
+export interface PodStatusInput {
+  pod: Pod;
+  podIP: string | undefined;
+  initialized: boolean;
+  records: ReadonlyMap<string, ContainerRecord>;
+  /** The status last generated, for `started` inheritance (same container ID only). */
+  previous: PodStatus | undefined;
+  /** The pod will run no more containers (deleted, or finished for good). */
+  podIsTerminal: boolean;
+}
+
+export function toKubeTime(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : new Date(ms).toISOString();
+}
+
+/** Everything but `started`, `ready` (the probe manager's) and `conditions` (derived afterwards). */
+export function generatePodStatus(input: PodStatusInput): PodStatus {
+  const { pod, records } = input;
+  const initContainerStatuses = (pod.spec?.initContainers ?? []).map((c) => containerStatus(input, records.get(c.name), c));
+  const containerStatuses = (pod.spec?.containers ?? []).map((c) => containerStatus(input, records.get(c.name), c));
+  const status: PodStatus = {
+    phase: getPhase(pod, [...containerStatuses, ...initContainerStatuses], input.podIsTerminal),
+    hostIP: '127.0.0.1',
+    hostIPs: [{ ip: '127.0.0.1' }],
+    qosClass: 'BestEffort',
+    initContainerStatuses,
+    containerStatuses,
+  };
+  if (input.podIP) {
+    status.podIP = input.podIP;
+    status.podIPs = [{ ip: input.podIP }];
+  }
+  return status;
+}
+
+function containerStatus(input: PodStatusInput, record: ContainerRecord | undefined, spec: Container): ContainerStatus {
+  const current = record?.current;
+  const status: ContainerStatus = {
+    name: spec.name,
+    image: spec.image ?? '',
+    imageID: '',
+    ready: false,
+    restartCount: record?.restartCount ?? 0,
+    state: {},
+    lastState: {},
+  };
+  if (!current) {
+    const reason = record?.waiting?.reason ?? (!input.initialized && !isInit(input.pod, spec) ? 'PodInitializing' : 'ContainerCreating');
+    status.state = { waiting: withMessage({ reason }, record?.waiting?.message) };
+    status.started = false;
+    return status;
+  }
+  status.containerID = current.id;
+  const previousSameID = [...(input.previous?.containerStatuses ?? []), ...(input.previous?.initContainerStatuses ?? [])].find(
+    (s) => s.name === spec.name && s.containerID === current.id,
+  );
+  // Gate ChangeContainerStatusOnKubeletRestart off (1.35): `started` survives regeneration
+  // for the same container instance only (#141342).
+  status.started = previousSameID?.started === true;
+  if (current.state === 'running') {
+    status.state = { running: { startedAt: toKubeTime(current.startedAt) ?? '' } };
+    if (record?.previous) status.lastState = terminatedState(record.previous);
+  } else if (record?.waiting) {
+    status.state = { waiting: withMessage({ reason: record.waiting.reason }, record.waiting.message) };
+    status.lastState = terminatedState(current);
+  } else {
+    status.state = terminatedState(current);
+    if (record?.previous) status.lastState = terminatedState(record.previous);
+  }
+  return status;
+}
+
+function withMessage(waiting: { reason: string }, message: string | undefined): { reason: string; message?: string } {
+  return message ? { ...waiting, message } : waiting;
+}
+
+function isInit(pod: Pod, spec: Container): boolean {
+  return (pod.spec?.initContainers ?? []).some((c) => c.name === spec.name);
+}
+
+function terminatedState(c: RuntimeContainerStatus): ContainerState {
+  const terminated: NonNullable<ContainerState['terminated']> = {
+    exitCode: c.exitCode ?? 0,
+    containerID: c.id,
+  };
+  if (c.reason) terminated.reason = c.reason;
+  if (c.message) terminated.message = c.message;
+  const startedAt = toKubeTime(c.startedAt);
+  const finishedAt = toKubeTime(c.finishedAt);
+  if (startedAt) terminated.startedAt = startedAt;
+  if (finishedAt) terminated.finishedAt = finishedAt;
+  return { terminated };
+}
+
+/** Upstream `getPhase` (1.29+, sidecar-aware), over init and regular statuses together. */
+export function getPhase(pod: Pod, statuses: readonly ContainerStatus[], podIsTerminal: boolean): string {
+  const spec = pod.spec;
+  const find = (name: string): ContainerStatus | undefined => statuses.find((s) => s.name === name);
+  let pendingRegularInit = 0;
+  let pendingRestartableInit = 0;
+  let failedInitialization = 0;
+  let unknown = 0;
+  let running = 0;
+  let waiting = 0;
+  let stopped = 0;
+  let succeeded = 0;
+
+  for (const c of spec?.initContainers ?? []) {
+    const s = find(c.name);
+    if (isRestartableInitContainer(c)) {
+      if (!s) unknown++;
+      else if (s.state?.running) {
+        if (s.started !== true) pendingRestartableInit++;
+        running++;
+      } else if (s.state?.terminated) {
+        // terminated sidecars are ignored
+      } else if (s.state?.waiting) {
+        if (!s.lastState?.terminated) {
+          pendingRestartableInit++;
+          waiting++;
+        }
+      } else {
+        pendingRestartableInit++;
+        unknown++;
+      }
+      continue;
+    }
+    if (!s) pendingRegularInit++;
+    else if (s.state?.running) pendingRegularInit++;
+    else if (s.state?.terminated) {
+      if (s.state.terminated.exitCode !== 0) failedInitialization++;
+    } else if (s.state?.waiting && s.lastState?.terminated) {
+      if (s.lastState.terminated.exitCode !== 0) failedInitialization++;
+    } else pendingRegularInit++;
+  }
+
+  for (const c of spec?.containers ?? []) {
+    const s = find(c.name);
+    if (!s) unknown++;
+    else if (s.state?.running) running++;
+    else if (s.state?.terminated) {
+      stopped++;
+      if (s.state.terminated.exitCode === 0) succeeded++;
+    } else if (s.state?.waiting) {
+      if (s.lastState?.terminated) stopped++;
+      else waiting++;
+    } else unknown++;
+  }
+
+  if (failedInitialization > 0 && spec?.restartPolicy === 'Never') return 'Failed';
+  const anyRegularStarted = (spec?.containers ?? []).some((c) => {
+    const s = find(c.name);
+    return s?.state?.running !== undefined || s?.state?.terminated !== undefined;
+  });
+  if (pendingRegularInit > 0 || (pendingRestartableInit > 0 && !anyRegularStarted) || waiting > 0) return 'Pending';
+  if (running > 0 && unknown === 0) return 'Running';
+  if (running === 0 && stopped > 0 && unknown === 0) {
+    if (podIsTerminal) return stopped === succeeded ? 'Succeeded' : 'Failed';
+    if ((spec?.restartPolicy ?? 'Always') === 'Always') return 'Running';
+    if (stopped === succeeded) return 'Succeeded';
+    if (spec?.restartPolicy === 'Never') return 'Failed';
+    return 'Running';
+  }
+  return 'Pending';
+}
