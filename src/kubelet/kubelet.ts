@@ -7,6 +7,7 @@
  */
 import { Registry } from 'prom-client';
 import type { AdmitResult } from '../api/admit.js';
+import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS } from '../api/defaults.js';
 import type { Container, Event, Pod, PodStatus } from '../api/types.js';
 import { ProbeManager } from '../prober/manager.js';
 import { containerShouldRestart } from '../prober/restart-rules.js';
@@ -47,6 +48,8 @@ export interface KubeletOptions {
   recorder?: InMemoryEventRecorder;
   /** Behave like a freshly restarted kubelet (jittered first probes) instead of one running for a while. */
   kubeletRestart?: boolean;
+  /** Node config `crashLoopBackOff.maxContainerRestartPeriod` (1–300 s; default 300 s). */
+  maxContainerRestartPeriodMs?: number;
   /** Test seam: the probe manager's prober (default: the real one over the runtime's exec). */
   prober?: ConstructorParameters<typeof ProbeManager>[0]['prober'];
 }
@@ -93,7 +96,10 @@ export class Kubelet {
     this.registry = options.registry ?? new Registry();
     this.recorder = options.recorder ?? createEventRecorder({ clock: this.clock });
     this.statusManager = new StatusManager({ clock: this.clock });
-    this.backOff = new CrashLoopBackOff({ clock: this.clock });
+    this.backOff = new CrashLoopBackOff({
+      clock: this.clock,
+      ...(options.maxContainerRestartPeriodMs !== undefined ? { maxContainerRestartPeriodMs: options.maxContainerRestartPeriodMs } : {}),
+    });
     this.probeManager = new ProbeManager({
       statusProvider: this.statusManager,
       livenessResults: this.livenessResults,
@@ -159,7 +165,7 @@ export class Kubelet {
   async deletePod(uid: string, gracePeriodSeconds?: number): Promise<void> {
     const rec = this.pods.get(uid);
     if (!rec || rec.lifecycle !== 'sync') return;
-    const grace = gracePeriodSeconds ?? rec.pod.spec?.terminationGracePeriodSeconds ?? 30;
+    const grace = gracePeriodSeconds ?? rec.pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS;
     rec.lifecycle = 'terminating';
     rec.pod = {
       ...rec.pod,
@@ -186,6 +192,8 @@ export class Kubelet {
     this.probeManager.removePod(rec.pod);
     if (rec.sandbox) await this.runtime.removePodSandbox(rec.sandbox.id);
     rec.lifecycle = 'terminated';
+    // Nothing will be restarted any more: show how each container ended, not a back-off.
+    for (const c of rec.containers.values()) c.waiting = undefined;
     await this.syncStatus(rec);
   }
 
@@ -303,7 +311,9 @@ export class Kubelet {
   /** A pod whose containers will not run again: stop what is left (sidecars) and stop probing. */
   private async finishPod(rec: PodRecord): Promise<void> {
     for (const c of [...rec.containers.values()].reverse()) {
-      if (c.current?.state === 'running') await this.stopContainer(rec, c, rec.pod.spec?.terminationGracePeriodSeconds ?? 30);
+      if (c.current?.state === 'running') {
+        await this.stopContainer(rec, c, rec.pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS);
+      }
     }
     this.clearTimer(rec);
   }
