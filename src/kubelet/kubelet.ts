@@ -66,6 +66,8 @@ interface PodRecord {
   initialized: boolean;
   /** Sync loop bookkeeping: one sync at a time per pod, coalescing requests. */
   dirty: boolean;
+  /** Set by an action of this sync (start, kill, new waiting reason): the status must be regenerated. */
+  changed: boolean;
   syncing: Promise<void> | undefined;
   timer: unknown;
   timerDue: number;
@@ -225,6 +227,7 @@ export class Kubelet {
       lifecycle: 'sync',
       initialized: false,
       dirty: false,
+      changed: false,
       syncing: undefined,
       timer: undefined,
       timerDue: Infinity,
@@ -304,7 +307,11 @@ export class Kubelet {
     }
     this.probeManager.addPod(rec.pod);
     if (!rec.sandbox) rec.sandbox = await this.runtime.runPodSandbox(rec.pod);
+    rec.changed = false;
     await this.syncContainers(rec);
+    // What this sync did shows in the next status (upstream: the next sync, which its own
+    // PLEG events trigger); a start error or a new back-off has no event, so ask directly.
+    if (rec.changed) rec.dirty = true;
     this.requestSyncAfter(rec, SYNC_FREQUENCY_MS * (1 + 0.5 * this.random()));
   }
 
@@ -395,6 +402,7 @@ export class Kubelet {
         ? `Init container ${c.spec.name} failed ${kind} probe`
         : `Container ${c.spec.name} failed ${kind} probe${willRestart ? ', will be restarted' : ''}`;
     this.event(rec, c, 'Normal', 'Killing', message);
+    rec.changed = true;
     await this.stopContainer(rec, c, killGracePeriodSeconds(rec.pod, c.spec, kind));
   }
 
@@ -411,7 +419,9 @@ export class Kubelet {
     if (!cur) return;
     const decision = this.backOff.check(crashLoopBackOffKey(rec.pod, c.spec), cur.finishedAt ?? this.clock.now());
     if (decision.inBackOff) {
-      c.waiting = { reason: CRASH_LOOP_BACK_OFF_REASON, message: crashLoopBackOffMessage(decision.delayMs, c.spec.name, rec.pod) };
+      const message = crashLoopBackOffMessage(decision.delayMs, c.spec.name, rec.pod);
+      if (c.waiting?.reason !== CRASH_LOOP_BACK_OFF_REASON || c.waiting.message !== message) rec.changed = true;
+      c.waiting = { reason: CRASH_LOOP_BACK_OFF_REASON, message };
       this.event(rec, c, 'Warning', BACK_OFF_EVENT_REASON, backOffEventMessage(c.spec.name, rec.pod));
       this.requestSyncAfter(rec, Math.max(decision.remainingMs, 1));
       return;
@@ -422,6 +432,7 @@ export class Kubelet {
   private async startContainer(rec: PodRecord, c: ContainerRecord): Promise<void> {
     if (!rec.sandbox) return;
     const attempt = c.current ? c.restartCount + 1 : 0;
+    rec.changed = true;
     let started: RuntimeContainerStatus;
     try {
       started = await this.runtime.startContainer(rec.sandbox.id, rec.pod, c.spec, attempt);

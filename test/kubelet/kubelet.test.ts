@@ -1,0 +1,386 @@
+/**
+ * The local kubelet's state machine over a scripted runtime and a scripted prober, driven by
+ * the FakeClock: back-off sequence and reset, probe-triggered kills and their grace periods,
+ * the sync ordering, sidecars, init containers and termination (§3.9, §10).
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Container, Pod } from '../../src/api/types.js';
+import { Kubelet, killGracePeriodSeconds } from '../../src/kubelet/kubelet.js';
+import type { ProbeType, Result } from '../../src/prober/types.js';
+import { FakeClock } from '../../src/util/clock.js';
+import { FakeRuntime } from '../helpers/fake-runtime.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+
+/** Probe verdicts by `<container>/<kind>`, changeable while the test runs; default success. */
+function scriptedProber(): { verdicts: Map<string, Result>; probe: (t: ProbeType, p: Pod, s: unknown, c: Container) => Promise<{ result: Result }> } {
+  const verdicts = new Map<string, Result>();
+  return {
+    verdicts,
+    probe: async (t, _p, _s, c) => ({ result: verdicts.get(`${c.name}/${t}`) ?? 'success' }),
+  };
+}
+
+interface Harness {
+  clock: FakeClock;
+  runtime: FakeRuntime;
+  kubelet: Kubelet;
+  verdicts: Map<string, Result>;
+  pod(name?: string): Pod;
+  events(): string[];
+}
+
+const harnesses: Kubelet[] = [];
+afterEach(async () => {
+  for (const k of harnesses.splice(0)) {
+    const closing = k.close();
+    await (k.clock as FakeClock).advance(600_000);
+    await closing;
+  }
+});
+
+function harness(pods: Pod[], options: { maxContainerRestartPeriodMs?: number } = {}): Harness {
+  const clock = new FakeClock(T0);
+  const runtime = new FakeRuntime(clock);
+  const prober = scriptedProber();
+  const kubelet = new Kubelet({ runtime, clock, random: () => 0.5, prober, ...options });
+  harnesses.push(kubelet);
+  const result = kubelet.addPods(pods);
+  expect(result.errors).toEqual([]);
+  return {
+    clock,
+    runtime,
+    kubelet,
+    verdicts: prober.verdicts,
+    pod: (name = pods[0]?.metadata?.name) => {
+      const p = kubelet.listPods().find((x) => x.metadata?.name === name);
+      if (!p) throw new Error(`no pod ${name}`);
+      return p;
+    },
+    events: () => kubelet.listEvents().map((e) => `${e.type} ${e.reason} ${e.message}${(e.count ?? 1) > 1 ? ` (x${e.count})` : ''}`),
+  };
+}
+
+function podOf(containers: Container[], extra: Partial<NonNullable<Pod['spec']>> = {}, name = 'web'): Pod {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', uid: `uid-${name}` }, spec: { containers, ...extra } };
+}
+
+const app = (extra: Partial<Container> = {}): Container => ({ name: 'app', image: 'img', command: ['app'], ...extra });
+
+async function settle(clock: FakeClock, ms = 0): Promise<void> {
+  await clock.advance(ms);
+}
+
+describe('crash-loop back-off (§10.7)', () => {
+  it('restarts at once, then after 10 s, 20 s, 40 s … capped at 300 s, with CrashLoopBackOff and BackOff events', async () => {
+    const h = harness([podOf([app()])]);
+    await settle(h.clock);
+    const delays: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const running = h.runtime.running('app');
+      expect(running).toBeDefined();
+      h.runtime.exit(running!.id, 1);
+      const exitedAt = h.clock.now();
+      await settle(h.clock);
+      let waited = 0;
+      while (h.runtime.running('app') === undefined) {
+        if (waited === 0) {
+          // While throttled the container waits with the kubelet's reason and message.
+          const cs = h.pod().status?.containerStatuses?.[0];
+          if (i > 0) {
+            expect(cs?.state?.waiting?.reason).toBe('CrashLoopBackOff');
+            expect(cs?.state?.waiting?.message).toMatch(/^back-off \S+ restarting failed container=app pod=web_default\(uid-web\)$/);
+            expect(cs?.lastState?.terminated?.exitCode).toBe(1);
+          }
+        }
+        await h.clock.advance(1000);
+        waited = h.clock.now() - exitedAt;
+        if (waited > 400_000) throw new Error('never restarted');
+      }
+      delays.push(Math.round(waited / 1000));
+    }
+    expect(delays).toEqual([0, 10, 20, 40, 80, 160, 300, 300]);
+    expect(h.pod().status?.containerStatuses?.[0]?.restartCount).toBe(8);
+    expect(h.events()).toContainEqual(expect.stringMatching(/^Warning BackOff Back-off restarting failed container app in pod web_default\(uid-web\)/));
+  });
+
+  it('starts over at the initial delay after a container ran for more than 600 s', async () => {
+    const h = harness([podOf([app()])]);
+    await settle(h.clock);
+    const crash = async (): Promise<number> => {
+      h.runtime.exit(h.runtime.running('app')!.id, 1);
+      const at = h.clock.now();
+      await settle(h.clock);
+      while (!h.runtime.running('app')) await h.clock.advance(1000);
+      return Math.round((h.clock.now() - at) / 1000);
+    };
+    expect([await crash(), await crash(), await crash()]).toEqual([0, 10, 20]);
+    await h.clock.advance(601_000);
+    expect(await crash()).toBe(0);
+    expect(await crash()).toBe(10);
+  });
+
+  it('a lower node cap (crashLoopBackOff.maxContainerRestartPeriod) lowers both the steps and the initial delay', async () => {
+    const h = harness([podOf([app()])], { maxContainerRestartPeriodMs: 2000 });
+    await settle(h.clock);
+    const delays: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      h.runtime.exit(h.runtime.running('app')!.id, 1);
+      const at = h.clock.now();
+      await settle(h.clock);
+      while (!h.runtime.running('app')) await h.clock.advance(500);
+      delays.push((h.clock.now() - at) / 1000);
+    }
+    expect(delays).toEqual([0, 2, 2, 2]);
+  });
+});
+
+describe('probe-driven kills (§10.4, §10.6)', () => {
+  it('liveness Failure: Killing event, probe-level grace beats the pod grace, restart, new container probed afresh', async () => {
+    const h = harness([
+      podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 1, failureThreshold: 3, terminationGracePeriodSeconds: 5 } })], {
+        terminationGracePeriodSeconds: 500,
+      }),
+    ]);
+    h.runtime.behaviour.set('app', { onTerm: undefined }); // ignores SIGTERM
+    await settle(h.clock);
+    const first = h.runtime.running('app')!;
+    h.verdicts.set('app/liveness', 'failure');
+    await h.clock.advance(3000);
+    expect(h.events()).toContain('Normal Killing Container app failed liveness probe, will be restarted');
+    expect(h.runtime.calls).toContain('stop app grace=5000');
+    await h.clock.advance(5000);
+    const second = h.runtime.running('app');
+    expect(second?.id).not.toBe(first.id);
+    const cs = h.pod().status?.containerStatuses?.[0];
+    expect(cs?.restartCount).toBe(1);
+    expect(cs?.lastState?.terminated?.exitCode).toBe(137);
+  });
+
+  it('restartPolicy Never: killed without ", will be restarted", not restarted, pod Failed', async () => {
+    const h = harness([podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 1, failureThreshold: 1 } })], { restartPolicy: 'Never' })]);
+    await settle(h.clock);
+    h.verdicts.set('app/liveness', 'failure');
+    await h.clock.advance(2000);
+    expect(h.events()).toContain('Normal Killing Container app failed liveness probe');
+    await h.clock.advance(30_000);
+    expect(h.runtime.running('app')).toBeUndefined();
+    expect(h.runtime.calls.filter((c) => c.startsWith('start app'))).toHaveLength(1);
+    expect(h.pod().status?.phase).toBe('Failed');
+  });
+
+  it('startup Failure kills with the startup message and the startup probe grace', async () => {
+    const h = harness([
+      podOf(
+        [app({ startupProbe: { exec: { command: ['x'] }, periodSeconds: 1, failureThreshold: 2, terminationGracePeriodSeconds: 3 } })],
+        { terminationGracePeriodSeconds: 500 },
+      ),
+    ]);
+    await settle(h.clock);
+    h.verdicts.set('app/startup', 'failure');
+    await h.clock.advance(2000);
+    expect(h.events()).toContain('Normal Killing Container app failed startup probe, will be restarted');
+    expect(h.runtime.calls).toContain('stop app grace=3000');
+  });
+
+  it('a non-running container with a liveness Failure cached is not killed (D4)', async () => {
+    const h = harness([podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 1 } })], { restartPolicy: 'Never' })]);
+    await settle(h.clock);
+    h.runtime.exit(h.runtime.running('app')!.id, 0);
+    await h.clock.advance(5000);
+    expect(h.events().filter((e) => e.includes('Killing'))).toEqual([]);
+    expect(h.pod().status?.phase).toBe('Succeeded');
+  });
+
+  it('killGracePeriodSeconds: deletion grace, probe grace, pod grace, floor of 2 s', () => {
+    const c: Container = { name: 'c', livenessProbe: { terminationGracePeriodSeconds: 7 }, startupProbe: {} };
+    const pod = (spec: Partial<NonNullable<Pod['spec']>>, deletion?: number): Pod => ({
+      metadata: { name: 'p', ...(deletion !== undefined ? { deletionGracePeriodSeconds: deletion } : {}) },
+      spec: { containers: [c], ...spec },
+    });
+    expect(killGracePeriodSeconds(pod({ terminationGracePeriodSeconds: 30 }), c, 'liveness')).toBe(7);
+    expect(killGracePeriodSeconds(pod({ terminationGracePeriodSeconds: 30 }), c, 'startup')).toBe(30);
+    expect(killGracePeriodSeconds(pod({ terminationGracePeriodSeconds: 30 }, 9), c, 'liveness')).toBe(9);
+    expect(killGracePeriodSeconds(pod({ terminationGracePeriodSeconds: 1 }), { name: 'c' }, 'liveness')).toBe(2);
+    expect(killGracePeriodSeconds(pod({}), { name: 'c' }, 'liveness')).toBe(2);
+  });
+});
+
+describe('the sync loop (§3.9, §10.1)', () => {
+  it('calls updatePodStatus before addPod on a pod sync, and cleanupPods every 2 s', async () => {
+    const clock = new FakeClock(T0);
+    const kubelet = new Kubelet({ runtime: new FakeRuntime(clock), clock, prober: scriptedProber() });
+    harnesses.push(kubelet);
+    const order: string[] = [];
+    vi.spyOn(kubelet.probeManager, 'updatePodStatus').mockImplementation(function (this: unknown) {
+      order.push('updatePodStatus');
+    });
+    const addPod = vi.spyOn(kubelet.probeManager, 'addPod').mockImplementation(() => void order.push('addPod'));
+    const cleanup = vi.spyOn(kubelet.probeManager, 'cleanupPods');
+    kubelet.addPods([podOf([app({ readinessProbe: { exec: { command: ['x'] } } })])]);
+    await clock.advance(0);
+    expect(order.slice(0, 2)).toEqual(['updatePodStatus', 'addPod']);
+    expect(addPod).toHaveBeenCalled();
+    await clock.advance(4000);
+    expect(cleanup).toHaveBeenCalledTimes(2);
+    expect([...(cleanup.mock.calls[0]?.[0] ?? [])]).toEqual(['uid-web']);
+  });
+
+  it('readiness results drive ready, ContainersReady and Ready; readiness never probes before started', async () => {
+    const h = harness([podOf([app({ readinessProbe: { exec: { command: ['x'] }, periodSeconds: 10, failureThreshold: 1 } })])]);
+    h.verdicts.set('app/readiness', 'failure');
+    await settle(h.clock);
+    const ready = (): string | undefined => h.pod().status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    expect(ready()).toBe('False');
+    h.verdicts.set('app/readiness', 'success');
+    await h.clock.advance(10_000);
+    expect(ready()).toBe('True');
+    expect(h.pod().status?.containerStatuses?.[0]?.ready).toBe(true);
+    h.verdicts.set('app/readiness', 'failure');
+    await h.clock.advance(10_000);
+    expect(ready()).toBe('False');
+    expect(h.pod().status?.conditions?.find((c) => c.type === 'ContainersReady')?.reason).toBe('ContainersNotReady');
+  });
+
+  it('startup success marks the container started and triggers readiness at once (E17)', async () => {
+    const h = harness([
+      podOf([
+        app({
+          startupProbe: { exec: { command: ['x'] }, periodSeconds: 5, failureThreshold: 100 },
+          readinessProbe: { exec: { command: ['x'] }, periodSeconds: 30 },
+        }),
+      ]),
+    ]);
+    h.verdicts.set('app/startup', 'failure');
+    await settle(h.clock);
+    await h.clock.advance(31_000);
+    expect(h.pod().status?.containerStatuses?.[0]?.started).toBe(false);
+    h.verdicts.set('app/startup', 'success');
+    await h.clock.advance(5000);
+    const cs = h.pod().status?.containerStatuses?.[0];
+    expect(cs?.started).toBe(true);
+    expect(cs?.ready).toBe(true);
+  });
+});
+
+describe('init containers and sidecars (§10.5)', () => {
+  it('runs init containers in order to completion before the app; a failed init with Never fails the pod', async () => {
+    const init = (name: string): Container => ({ name, image: 'img', command: ['init'] });
+    const h = harness([podOf([app()], { initContainers: [init('one'), init('two')], restartPolicy: 'Never' })]);
+    await settle(h.clock);
+    expect(h.pod().status?.phase).toBe('Pending');
+    expect(h.runtime.calls.filter((c) => c.startsWith('start'))).toEqual(['start one#0']);
+    h.runtime.exit(h.runtime.running('one')!.id, 0);
+    await settle(h.clock);
+    expect(h.runtime.calls.filter((c) => c.startsWith('start'))).toEqual(['start one#0', 'start two#0']);
+    h.runtime.exit(h.runtime.running('two')!.id, 2);
+    await h.clock.advance(60_000);
+    expect(h.runtime.running('app')).toBeUndefined();
+    expect(h.pod().status?.phase).toBe('Failed');
+  });
+
+  it('a sidecar must be started (startup probe success) before the app starts, and is restarted on liveness failure whatever the pod policy', async () => {
+    const sidecar: Container = {
+      name: 'proxy',
+      image: 'img',
+      command: ['proxy'],
+      restartPolicy: 'Always',
+      startupProbe: { exec: { command: ['x'] }, periodSeconds: 1, failureThreshold: 100 },
+      livenessProbe: { exec: { command: ['x'] }, periodSeconds: 1, failureThreshold: 1 },
+    };
+    const h = harness([podOf([app()], { initContainers: [sidecar], restartPolicy: 'Never' })]);
+    h.verdicts.set('proxy/startup', 'failure');
+    await h.clock.advance(3000);
+    expect(h.runtime.running('app')).toBeUndefined();
+    h.verdicts.set('proxy/startup', 'success');
+    await h.clock.advance(2000);
+    expect(h.runtime.running('app')).toBeDefined();
+    h.verdicts.set('proxy/liveness', 'failure');
+    await h.clock.advance(2000);
+    expect(h.events()).toContainEqual(expect.stringMatching(/^Normal Killing Init container proxy failed liveness probe( \(x\d+\))?$/));
+    h.verdicts.set('proxy/liveness', 'success');
+    await h.clock.advance(3000);
+    expect(h.runtime.calls.filter((c) => c.startsWith('start proxy'))).toHaveLength(2);
+    expect(h.pod().status?.initContainerStatuses?.[0]?.restartCount).toBe(1);
+  });
+});
+
+describe('termination (§10.8)', () => {
+  it('stops liveness first, keeps readiness probing through the grace period, then stops every worker', async () => {
+    const h = harness([
+      podOf(
+        [
+          app({
+            readinessProbe: { exec: { command: ['x'] }, periodSeconds: 1 },
+            livenessProbe: { exec: { command: ['x'] }, periodSeconds: 1, failureThreshold: 1 },
+          }),
+        ],
+        { terminationGracePeriodSeconds: 20 },
+      ),
+    ]);
+    h.runtime.behaviour.set('app', { onTerm: undefined });
+    await h.clock.advance(2000);
+    expect(h.pod().status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    const deleting = h.kubelet.deletePod('uid-web');
+    await h.clock.advance(100);
+    expect(h.kubelet.probeManager.getWorker('uid-web', 'app', 'liveness')).toBeUndefined();
+    expect(h.events()).toContain('Normal Killing Stopping container app');
+    // The app stops being ready while it shuts down; liveness no longer counts.
+    h.verdicts.set('app/readiness', 'failure');
+    h.verdicts.set('app/liveness', 'failure');
+    await h.clock.advance(3000);
+    expect(h.runtime.running('app')).toBeDefined();
+    expect(h.pod().status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+    expect(h.events().some((e) => e.includes('failed liveness probe'))).toBe(false);
+    await h.clock.advance(20_000);
+    await deleting;
+    expect(h.runtime.calls).toContain('stop app grace=20000');
+    expect(h.kubelet.probeManager.workerCount()).toBe(0);
+    expect(h.pod().status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(137);
+    expect(h.pod().status?.phase).toBe('Failed');
+  });
+});
+
+describe('admission', () => {
+  it('rejects an invalid pod with every field error and runs the valid ones; a container needs a command', async () => {
+    const clock = new FakeClock(T0);
+    const runtime = new FakeRuntime(clock);
+    const kubelet = new Kubelet({ runtime, clock, prober: scriptedProber() });
+    harnesses.push(kubelet);
+    const result = kubelet.addPods([
+      podOf([{ name: 'app', image: 'img', livenessProbe: { exec: { command: ['x'] }, successThreshold: 2 } }], {}, 'bad'),
+      podOf([app()], {}, 'good'),
+    ]);
+    expect(result.pods.map((p) => p.metadata?.name)).toEqual(['good']);
+    expect(result.errors).toHaveLength(1);
+    expect(result.errors[0]?.errors.map(String)).toEqual([
+      'spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1',
+    ]);
+    const noCommand = kubelet.addPods([podOf([{ name: 'app', image: 'nginx' }], {}, 'nocmd')]);
+    expect(noCommand.errors[0]?.errors.map(String)).toEqual([
+      'spec.containers[0].command: Required value: the local kubelet runs processes, not images: set the command to run (args are appended)',
+    ]);
+    await clock.advance(0);
+    expect(runtime.calls).toContain('start app#0');
+    expect(kubelet.listPods().map((p) => p.metadata?.name)).toEqual(['good']);
+  });
+
+  it('a container that cannot start waits with RunContainerError, then CrashLoopBackOff, and the kubelet keeps going', async () => {
+    const h = harness([podOf([app()])]);
+    h.runtime.behaviour.set('app', { startError: 'exec: "app": executable file not found in $PATH' });
+    const reasons: string[] = [];
+    h.kubelet.onPodStatus((p) => {
+      const reason = p.status?.containerStatuses?.[0]?.state?.waiting?.reason;
+      if (reason && reasons.at(-1) !== reason) reasons.push(reason);
+    });
+    await settle(h.clock);
+    expect(reasons).toEqual(['PodInitializing', 'RunContainerError', 'CrashLoopBackOff']);
+    const cs = h.pod().status?.containerStatuses?.[0];
+    expect(cs?.lastState?.terminated).toMatchObject({ reason: 'StartError', exitCode: 128 });
+    expect(h.events()).toContainEqual(
+      expect.stringMatching(/^Warning Failed Error: exec: "app": executable file not found in \$PATH/),
+    );
+    await h.clock.advance(60_000);
+    expect(h.pod().status?.containerStatuses?.[0]?.restartCount).toBeGreaterThanOrEqual(3);
+  });
+});
