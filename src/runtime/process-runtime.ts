@@ -101,7 +101,7 @@ export class ProcessRuntime implements ContainerRuntime {
   }
 
   runPodSandbox(pod: Pod): Promise<PodSandbox> {
-    this.assertOpen();
+    if (this.closing) return Promise.reject(new Error('container runtime is closed'));
     const sandbox: PodSandbox = { id: newID(), podUID: pod.metadata?.uid ?? '', podIP: LOCAL_POD_IP };
     this.sandboxes.set(sandbox.id, sandbox);
     return Promise.resolve({ ...sandbox });
