@@ -54,9 +54,44 @@ export function registerProbeCommand(program: Command, io: CliIO, setExit: (code
     .option('--container <name>', 'with -f: the container whose probe to run')
     .option('--pod-ip <ip>', 'with -f: the pod IP probes default to', '127.0.0.1')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action(async (command: string[], flags: ProbeFlags) => {
+    .action(async (command: string[], flags: ProbeFlags, cmd: Command) => {
+      checkFlagCombination(command, flags, (option) => cmd.getOptionValueSource(option) === 'cli');
       setExit(await runProbeCommand(command, flags, io));
     });
+}
+
+/**
+ * Refuses flags that the chosen form would silently ignore (`-f` with `--tcp`, `--timeout`
+ * with `-f`, `--service` without `--grpc`...): a user who gives them expects them to count.
+ * `given` tells whether an option (by attribute name) came from the command line, not a default.
+ */
+function checkFlagCombination(command: string[], flags: ProbeFlags, given: (option: string) => boolean): void {
+  const named = (pairs: [boolean, string][]): string => pairs.filter(([on]) => on).map(([, name]) => name).join(', ');
+  if (flags.filename !== undefined) {
+    const extra = named([
+      [flags.httpGet !== undefined, '--http-get'],
+      [flags.tcp !== undefined, '--tcp'],
+      [flags.grpc !== undefined, '--grpc'],
+      [flags.exec === true, '--exec'],
+      [flags.header.length > 0, '--header'],
+      [flags.service !== undefined, '--service'],
+      [given('timeout'), '--timeout'],
+      [command.length > 0, 'a command'],
+    ]);
+    if (extra) throw new CliUsageError(`-f: the probe comes from the manifest; ${extra} cannot be given with it`);
+    return;
+  }
+  const manifestOnly = named([
+    [flags.pod !== undefined, '--pod'],
+    [flags.container !== undefined, '--container'],
+    [given('podIp'), '--pod-ip'],
+  ]);
+  if (manifestOnly) throw new CliUsageError(`${manifestOnly}: only with -f MANIFEST`);
+  if (flags.header.length > 0 && flags.httpGet === undefined) throw new CliUsageError('--header: only with --http-get');
+  if (flags.service !== undefined && flags.grpc === undefined) throw new CliUsageError('--service: only with --grpc');
+  if (command.length > 0 && !flags.exec) {
+    throw new CliUsageError(`unexpected arguments ${JSON.stringify(command)}: a command goes with --exec -- CMD [ARG...]`);
+  }
 }
 
 function collect(value: string, previous: string[]): string[] {
