@@ -11,24 +11,8 @@ import type { CommandRunner, ProbeOutcome } from './types.js';
 /** Prefix the kubelet's timeout sentinel gives every exec timeout message. */
 const TIMED_OUT = 'command timed out';
 
-/**
- * An exec command that outlived its timeout (Go's `exec.TimeoutError`). Runners reject
- * with it (or any error named `TimeoutError`) so that the probe counts as *failed*, not
- * errored. Its text is the wrapped error's text.
- */
-export class ExecTimeoutError extends Error {
-  override readonly name = 'TimeoutError';
-  /** The timeout the command outlived, in milliseconds. */
-  readonly timeoutMs: number;
-  /** Output gathered before the command was killed, if any. */
-  readonly output: string | undefined;
+export { ExecTimeoutError } from '../util/exec-timeout.js';
 
-  constructor(cause: Error | undefined, timeoutMs = 0, output?: string) {
-    super(cause?.message ?? '', cause === undefined ? undefined : { cause });
-    this.timeoutMs = timeoutMs;
-    this.output = output;
-  }
-}
 
 /**
  * Runs one exec probe: `command` (already expanded) in `containerID` via `runner`.

@@ -4,11 +4,10 @@
  * Like a runtime's exec, the command runs in its own process group with the container's
  * environment and working directory, and a timeout kills all of it.
  */
-import { formatGoDuration } from '../util/duration.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { runProcess } from '../util/process.js';
 import { MAX_PROBE_OUTPUT_BYTES } from './constants.js';
-import { ExecTimeoutError } from './exec.js';
+import { commandTimedOut } from '../util/exec-timeout.js';
 import type { CommandRunner } from './types.js';
 
 /** Where and how a container's commands run. */
@@ -63,8 +62,7 @@ export class LocalCommandRunner implements CommandRunner {
     });
     const output = Buffer.concat([run.stdout, run.stderr]).subarray(0, MAX_PROBE_OUTPUT_BYTES).toString('utf8');
     if (run.timedOut) {
-      const detail = `command "${cmd.join(' ')}" timed out after ${formatGoDuration(timeoutMs)}`;
-      throw new ExecTimeoutError(new Error(`command timed out: ${detail}`), timeoutMs, output);
+      throw commandTimedOut(cmd, timeoutMs, output);
     }
     return { output, exitCode: run.exitCode };
   }

@@ -7,11 +7,9 @@
  * the runtime kills running execs when their container exits and when it closes. The
  * result and the timeout error are the ones `LocalCommandRunner` gives.
  */
-import { MAX_PROBE_OUTPUT_BYTES } from '../probe/constants.js';
-import { ExecTimeoutError } from '../probe/exec.js';
+import { commandTimedOut } from '../util/exec-timeout.js';
 import type { Clock } from '../util/clock.js';
-import { formatGoDuration } from '../util/duration.js';
-import { spawnGroup, type ProcessGroup } from '../util/process.js';
+import { DEFAULT_MAX_OUTPUT_BYTES, spawnGroup, type ProcessGroup } from '../util/process.js';
 import type { ExecResult } from './types.js';
 
 export interface ExecContext {
@@ -25,7 +23,8 @@ export interface ExecContext {
 }
 
 /**
- * Runs `cmd` to completion: stdout then stderr, together capped at the probe's 10 KiB, and
+ * Runs `cmd` to completion: stdout then stderr, capped like a CRI ExecSync reply (the exec
+ * probe then keeps its own 10 KiB), and
  * the exit code. Rejects with an {@link ExecTimeoutError} (name `TimeoutError`) once the
  * whole tree was killed after `timeoutMs`, or with the Go-worded start error (carrying an
  * empty `output`) when the command could not be started.
@@ -35,7 +34,7 @@ export async function execInContainer(context: ExecContext, cmd: readonly string
     argv: cmd,
     env: context.env,
     cwd: context.cwd,
-    maxOutputBytes: MAX_PROBE_OUTPUT_BYTES,
+    maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES,
     clock: context.clock,
   }).catch((err: unknown) => {
     throw Object.assign(err instanceof Error ? err : new Error(String(err)), { output: '' });
@@ -48,10 +47,9 @@ export async function execInContainer(context: ExecContext, cmd: readonly string
     group.kill('SIGKILL');
   }, timeoutMs);
   const exit = await group.exited.finally(() => context.clock.clearTimeout(timer));
-  const output = Buffer.concat([exit.stdout, exit.stderr]).subarray(0, MAX_PROBE_OUTPUT_BYTES).toString('utf8');
+  const output = Buffer.concat([exit.stdout, exit.stderr]).subarray(0, DEFAULT_MAX_OUTPUT_BYTES).toString('utf8');
   if (timedOut) {
-    const detail = `command "${cmd.join(' ')}" timed out after ${formatGoDuration(timeoutMs)}`;
-    throw new ExecTimeoutError(new Error(`command timed out: ${detail}`), timeoutMs, output);
+    throw commandTimedOut(cmd, timeoutMs, output);
   }
   return { output, exitCode: exit.exitCode };
 }
