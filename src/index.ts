@@ -81,7 +81,8 @@ export {
 } from './kubelet/events.js';
 export { CrashLoopBackOff, crashLoopBackOffKey } from './kubelet/backoff.js';
 export { Kubelet, killGracePeriodSeconds, type KubeletOptions } from './kubelet/kubelet.js';
-export type { ContainerRuntime, RuntimeContainerStatus, PodSandbox } from './runtime/types.js';
+export type { ContainerRuntime, ContainerEvent, ExecResult, PodSandbox, RuntimeContainerStatus } from './runtime/types.js';
+export { createProcessRuntime, type ProcessRuntimeOptions } from './runtime/process-runtime.js';
 
 // The read-only HTTP API
 export { startServer, type RunningServer, type ServerOptions } from './server/server.js';

@@ -1,0 +1,38 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * DESIGN.md's layering rules: an arrow only points down. `probe/` knows nothing of workers,
+ * `prober/` nothing of processes or the CLI, `runtime/` nothing of probes; `util/` and
+ * `api/` are below everything; only `cli/` sits on top.
+ */
+const allowed: Record<string, readonly string[]> = {
+  util: ['util'],
+  api: ['api', 'util', 'prober/types'],
+  probe: ['probe', 'api', 'util'],
+  prober: ['prober', 'probe', 'api', 'util'],
+  runtime: ['runtime', 'api', 'util'],
+  kubelet: ['kubelet', 'prober', 'runtime', 'api', 'util'],
+  server: ['server', 'api', 'util'],
+  cli: ['cli', 'kubelet', 'prober', 'probe', 'runtime', 'server', 'api', 'util'],
+};
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+describe('layering (DESIGN.md)', () => {
+  const root = join(import.meta.dirname, '..', 'src');
+  for (const file of sources(root).filter((f) => !f.endsWith('index.ts') || relative(root, f).includes('/'))) {
+    const layer = relative(root, file).split('/')[0] ?? '';
+    it(`${relative(root, file)} imports only from ${layer}'s allowed layers`, () => {
+      const imports = [...readFileSync(file, 'utf8').matchAll(/from '(\.[^']+)'/g)].map((m) => m[1] ?? '');
+      const targets = imports.map((spec) => relative(root, join(file, '..', spec)).replace(/\.js$/, ''));
+      const bad = targets.filter((t) => !(allowed[layer] ?? []).some((ok) => t === ok || t.startsWith(`${ok}/`)));
+      expect(bad).toEqual([]);
+    });
+  }
+});
