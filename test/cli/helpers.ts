@@ -37,8 +37,12 @@ export const BIN = fileURLToPath(new URL('../../bin/probelet.js', import.meta.ur
  * Runs a script of the built package (`npm run build` first) as its own process, so the
  * exit status is the real one. Killed after `killAfterMs` so a hang fails instead of stalling.
  */
-export async function runNode(script: string, args: string[], killAfterMs = 20_000): Promise<CliRun & { signal: string | null }> {
-  const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runNode(
+  script: string,
+  args: string[],
+  { killAfterMs = 20_000, env = process.env }: { killAfterMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<CliRun & { signal: string | null }> {
+  const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
