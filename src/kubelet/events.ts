@@ -5,6 +5,7 @@
  * recorder, the correlator and the store are one object, so the read-only API and the CLI
  * show the same aggregated Events a cluster would.
  */
+import { toSerializedTime } from '../api/time.js';
 import { hostname } from 'node:os';
 import type { Event, ObjectReference, Pod } from '../api/types.js';
 import type { EventRecorder, EventRef } from '../prober/types.js';
@@ -167,9 +168,7 @@ function eventKey(o: ObjectReference, host: string, type: string, reason: string
 }
 
 /** `metav1.Time` serialises as RFC 3339 in UTC with whole seconds. */
-function formatTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
+const formatTime = toSerializedTime;
 
 /**
  * One line of `kubectl describe`'s Events table (columns joined by two spaces):

@@ -8,6 +8,7 @@
 import { Registry } from 'prom-client';
 import type { AdmitResult } from '../api/admit.js';
 import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS } from '../api/defaults.js';
+import { serializeTimes, toKubeTime } from '../api/time.js';
 import type { Container, Event, Pod, PodStatus } from '../api/types.js';
 import { ProbeManager } from '../prober/manager.js';
 import { containerShouldRestart } from '../prober/restart-rules.js';
@@ -131,11 +132,11 @@ export class Kubelet {
     return admitted;
   }
 
-  /** Pods with their current status, as the read-only API serves them. */
+  /** Pods with their current status, as the read-only API serves them (times in whole seconds). */
   listPods(): Pod[] {
     return [...this.pods.values()].map((rec) => {
       const status = this.statusManager.getPodStatus(rec.uid);
-      return { ...rec.pod, ...(status ? { status } : {}) };
+      return serializeTimes({ ...rec.pod, ...(status ? { status } : {}) });
     });
   }
 
@@ -151,7 +152,7 @@ export class Kubelet {
   onPodStatus(listener: (pod: Pod) => void): () => void {
     return this.statusManager.subscribe((uid, status) => {
       const rec = this.pods.get(uid);
-      if (rec) listener({ ...rec.pod, status });
+      if (rec) listener(serializeTimes({ ...rec.pod, status }));
     });
   }
 
@@ -173,7 +174,7 @@ export class Kubelet {
       ...rec.pod,
       metadata: {
         ...rec.pod.metadata,
-        deletionTimestamp: new Date(this.clock.now()).toISOString(),
+        deletionTimestamp: toKubeTime(this.clock.now()),
         deletionGracePeriodSeconds: grace,
       },
     };

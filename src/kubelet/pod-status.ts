@@ -3,6 +3,7 @@
  * `generateAPIPodStatus` does. The probe manager then fills `started`/`ready` and the
  * conditions are derived last, so they see the probed values.
  */
+import { toKubeTime } from '../api/time.js';
 import type { Container, ContainerState, ContainerStatus, Pod, PodStatus } from '../api/types.js';
 import type { RuntimeContainerStatus } from '../runtime/types.js';
 import { isRestartableInitContainer } from './conditions.js';
@@ -31,8 +32,8 @@ export interface PodStatusInput {
   podIsTerminal: boolean;
 }
 
-export function toKubeTime(ms: number | undefined): string | undefined {
-  return ms === undefined ? undefined : new Date(ms).toISOString();
+function toKubeTimeOrUndefined(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : toKubeTime(ms);
 }
 
 /** Everything but `started`, `ready` (the probe manager's) and `conditions` (derived afterwards). */
@@ -80,7 +81,7 @@ function containerStatus(input: PodStatusInput, record: ContainerRecord | undefi
   // for the same container instance only (#141342).
   status.started = previousSameID?.started === true;
   if (current.state === 'running') {
-    status.state = { running: { startedAt: toKubeTime(current.startedAt) ?? '' } };
+    status.state = { running: { startedAt: toKubeTimeOrUndefined(current.startedAt) ?? '' } };
     if (record?.previous) status.lastState = terminatedState(record.previous);
   } else if (record?.waiting) {
     status.state = { waiting: withMessage({ reason: record.waiting.reason }, record.waiting.message) };
@@ -107,8 +108,8 @@ function terminatedState(c: RuntimeContainerStatus): ContainerState {
   };
   if (c.reason) terminated.reason = c.reason;
   if (c.message) terminated.message = c.message;
-  const startedAt = toKubeTime(c.startedAt);
-  const finishedAt = toKubeTime(c.finishedAt);
+  const startedAt = toKubeTimeOrUndefined(c.startedAt);
+  const finishedAt = toKubeTimeOrUndefined(c.finishedAt);
   if (startedAt) terminated.startedAt = startedAt;
   if (finishedAt) terminated.finishedAt = finishedAt;
   return { terminated };

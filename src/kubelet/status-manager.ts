@@ -8,6 +8,7 @@
  * the hot path pay nothing, and a caller that tries to mutate one fails loudly instead of
  * corrupting the cache. `structuredClone` a snapshot to edit it.
  */
+import { toKubeTime } from '../api/time.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { ContainerStatus, Pod, PodCondition, PodStatus } from '../api/types.js';
 import type { PodStatusProvider } from '../prober/types.js';
@@ -143,7 +144,7 @@ export class StatusManager implements PodStatusProvider {
     const entry = this.pods.get(podUID);
     if (entry === undefined) return;
     const previous = entry.status ?? entry.pod.status ?? {};
-    const nowText = kubeTime(this.clock.now());
+    const nowText = toKubeTime(this.clock.now());
 
     for (const type of TRANSITION_TRACKED_CONDITIONS) {
       const c = status.conditions?.find((x) => x.type === type);
@@ -162,10 +163,6 @@ export class StatusManager implements PodStatusProvider {
   }
 }
 
-/** `metav1.Time` as the API serialises it: RFC 3339, UTC, whole seconds. */
-export function kubeTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 function findContainerStatus(status: PodStatus, containerID: string): ContainerStatus | undefined {
   return (

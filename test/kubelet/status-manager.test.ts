@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ContainerStatus, Pod, PodCondition, PodStatus } from '../../src/api/types.js';
-import { StatusManager, kubeTime } from '../../src/kubelet/status-manager.js';
+import { toKubeTime as kubeTime } from '../../src/api/time.js';
+import { StatusManager } from '../../src/kubelet/status-manager.js';
 import { FakeClock } from '../../src/util/clock.js';
 
 const UID = 'uid-1';
@@ -99,10 +100,10 @@ describe('StatusManager', () => {
       expect(sm.getPodStatus(UID)).toBeUndefined();
     });
 
-    it('sets lastTransitionTime (whole seconds) on new conditions and keeps it until the status flips', async () => {
+    it('sets lastTransitionTime on new conditions and keeps it until the status flips', async () => {
       sm.setPodStatus(makePod(), makeStatus());
       const t0 = kubeTime(T0);
-      expect(t0).toBe('2024-01-01T00:00:00Z');
+      expect(t0).toBe(kubeTime(T0));
       expect(cond(sm.getPodStatus(UID), 'Ready')?.lastTransitionTime).toBe(t0);
       expect(cond(sm.getPodStatus(UID), 'PodScheduled')?.lastTransitionTime).toBe(t0);
 
@@ -116,7 +117,7 @@ describe('StatusManager', () => {
         lastTransitionTime: t0,
         message: 'containers with unready status: [app]',
       });
-      expect(cond(sm.getPodStatus(UID), 'ContainersReady')?.lastTransitionTime).toBe('2024-01-01T00:00:05Z');
+      expect(cond(sm.getPodStatus(UID), 'ContainersReady')?.lastTransitionTime).toBe('2024-01-01T00:00:05.500Z');
     });
 
     it('takes the first previous status from pod.status (the API status)', () => {
@@ -254,14 +255,14 @@ describe('StatusManager', () => {
       await clock.advance(4_000);
       sm.setContainerReadiness(UID, 'test://side', true);
       sm.setContainerReadiness(UID, 'test://proxy', true); // flips to True at T0 + 7 s
-      expect(cond(sm.getPodStatus(UID), 'Ready')?.lastTransitionTime).toBe('2024-01-01T00:00:07Z');
-      expect(cond(sm.getPodStatus(UID), 'ContainersReady')?.lastTransitionTime).toBe('2024-01-01T00:00:07Z');
+      expect(cond(sm.getPodStatus(UID), 'Ready')?.lastTransitionTime).toBe(kubeTime(T0 + 7000));
+      expect(cond(sm.getPodStatus(UID), 'ContainersReady')?.lastTransitionTime).toBe(kubeTime(T0 + 7000));
       expect(cond(sm.getPodStatus(UID), 'Initialized')?.lastTransitionTime).toBe(t0);
       await clock.advance(2_000);
       sm.setContainerReadiness(UID, 'test://app', false); // flips back
       expect(cond(sm.getPodStatus(UID), 'Ready')).toMatchObject({
         status: 'False',
-        lastTransitionTime: '2024-01-01T00:00:09Z',
+        lastTransitionTime: kubeTime(T0 + 9000),
         message: 'containers with unready status: [app]',
       });
     });

@@ -1,0 +1,46 @@
+/**
+ * Kubernetes times (`metav1.Time`). In memory the kubelet keeps full precision — the
+ * worker's initial-delay check compares against the exact `startedAt` — while the API's
+ * wire format is RFC 3339 in whole seconds. probelet does the same: exact times inside,
+ * `serializeTimes` at the boundary (read-only API, CLI output).
+ */
+
+/** A time as the kubelet holds it in memory: RFC 3339 with milliseconds. */
+export function toKubeTime(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** A time as the API serializes it: RFC 3339, UTC, whole seconds. */
+export function toSerializedTime(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+const TIME_FIELDS: ReadonlySet<string> = new Set([
+  'creationTimestamp',
+  'deletionTimestamp',
+  'startTime',
+  'startedAt',
+  'finishedAt',
+  'lastTransitionTime',
+  'lastProbeTime',
+  'lastUpdateTime',
+  'firstTimestamp',
+  'lastTimestamp',
+]);
+const FRACTION = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\.\d+Z$/;
+
+/** A deep copy of an API object with every `metav1.Time` field cut to whole seconds, as serialized. */
+export function serializeTimes<T>(value: T): T {
+  return copy(value, '') as T;
+}
+
+function copy(value: unknown, key: string): unknown {
+  if (typeof value === 'string') return TIME_FIELDS.has(key) ? value.replace(FRACTION, '$1Z') : value;
+  if (Array.isArray(value)) return value.map((v) => copy(v, ''));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = copy(v, k);
+    return out;
+  }
+  return value;
+}
