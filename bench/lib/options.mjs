@@ -1,0 +1,118 @@
+/**
+ * Command-line options of `npm run bench`, parsed once in the orchestrator and handed to
+ * each load child as JSON, so parent and children can never disagree about the load.
+ */
+
+/** @typedef {'http' | 'tcp' | 'grpc' | 'exec'} Handler */
+
+/**
+ * @typedef {object} Target
+ * @property {string} host   Address probed (also the pods' IP).
+ * @property {number} port
+ * @property {string} path   HTTP path (with query), '/healthz' by default.
+ * @property {'HTTP' | 'HTTPS'} scheme
+ */
+
+/**
+ * @typedef {object} BenchOptions
+ * @property {Handler} handler
+ * @property {number} workers
+ * @property {number} periodS
+ * @property {number} durationS      Length of the measured window.
+ * @property {number} warmupS        Not measured: start-up jitter spreads the first probes over it.
+ * @property {number} timeoutS       Probe timeout.
+ * @property {number} containersPerPod
+ * @property {string | undefined} target  As given; undefined: the bench starts its own.
+ * @property {boolean} baseline
+ * @property {boolean} idle
+ * @property {boolean} cpuProf
+ */
+
+const HANDLERS = ['http', 'tcp', 'grpc', 'exec'];
+
+export const USAGE = `usage: npm run bench -- [--handler http|tcp|grpc|exec] [--workers N] [--period S]
+       [--duration S] [--warmup S] [--timeout S] [--containers-per-pod K]
+       [--target URL|HOST:PORT] [--baseline] [--idle] [--cpu-prof]`;
+
+/**
+ * @param {readonly string[]} argv  Arguments after the script name.
+ * @returns {BenchOptions}
+ */
+export function parseOptions(argv) {
+  /** @type {Map<string, string>} */
+  const values = new Map();
+  const flags = new Set();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
+    if (['--baseline', '--idle', '--cpu-prof'].includes(name)) {
+      flags.add(name);
+      continue;
+    }
+    if (!['--handler', '--workers', '--period', '--duration', '--warmup', '--timeout', '--containers-per-pod', '--target'].includes(name)) {
+      throw new Error(`unknown option ${JSON.stringify(arg)}`);
+    }
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new Error(`${name} needs a value`);
+    values.set(name, value);
+  }
+  const handler = values.get('--handler') ?? 'http';
+  if (!HANDLERS.includes(handler)) throw new Error(`--handler must be one of ${HANDLERS.join(', ')}`);
+  const idle = flags.has('--idle');
+  const periodS = positive(values, '--period', idle ? 3600 : 1);
+  const options = {
+    handler: /** @type {Handler} */ (handler),
+    workers: Math.trunc(positive(values, '--workers', 1000)),
+    periodS,
+    durationS: positive(values, '--duration', idle ? 5 : 10),
+    // Idle runs have no warm-up: nothing probes.
+    warmupS: idle ? 0 : positive(values, '--warmup', periodS, true),
+    timeoutS: positive(values, '--timeout', 1),
+    containersPerPod: Math.trunc(positive(values, '--containers-per-pod', 1)),
+    target: values.get('--target'),
+    baseline: flags.has('--baseline'),
+    idle,
+    cpuProf: flags.has('--cpu-prof'),
+  };
+  if (options.target !== undefined && handler === 'exec') throw new Error('--target makes no sense for exec');
+  if (options.target !== undefined) parseTarget(handler, options.target); // fail early
+  return options;
+}
+
+/**
+ * @param {Map<string, string>} values
+ * @param {string} name
+ * @param {number} fallback
+ * @param {boolean} [zeroOk]
+ */
+function positive(values, name, fallback, zeroOk = false) {
+  const text = values.get(name);
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0 || (n === 0 && !zeroOk)) throw new Error(`${name} must be a positive number`);
+  return n;
+}
+
+/**
+ * Where to probe: a URL for http, HOST:PORT for tcp and grpc.
+ * @param {string} handler
+ * @param {string} text
+ * @returns {Target}
+ */
+export function parseTarget(handler, text) {
+  if (handler === 'http') {
+    const url = new URL(text);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('--target must be an http(s) URL');
+    const https = url.protocol === 'https:';
+    return {
+      host: url.hostname.replace(/^\[|\]$/g, ''),
+      port: Number(url.port || (https ? 443 : 80)),
+      path: `${url.pathname}${url.search}`,
+      scheme: https ? 'HTTPS' : 'HTTP',
+    };
+  }
+  const match = /^\[?([^\]]*?)\]?:(\d+)$/.exec(text);
+  if (!match) throw new Error('--target must be HOST:PORT');
+  return { host: match[1] || '127.0.0.1', port: Number(match[2]), path: '/healthz', scheme: 'HTTP' };
+}

@@ -1,0 +1,52 @@
+/**
+ * Smoke test of `npm run bench` (bench/run.mjs, on the built dist/): a tiny TCP run of
+ * probelet and the baseline must each print one JSON line with every key and real probes.
+ * The figures themselves are not checked: they depend on the machine.
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const RUN = fileURLToPath(new URL('../../bench/run.mjs', import.meta.url));
+
+const KEYS = [
+  'impl',
+  'handler',
+  'workers',
+  'periodS',
+  'elapsedS',
+  'probes',
+  'ok',
+  'failed',
+  'probesPerS',
+  'cpuS',
+  'cpuMsPerProbe',
+  'maxRssMB',
+  'heapMB',
+  'latenessP50Ms',
+  'latenessP99Ms',
+  'latenessMaxMs',
+  'timeWaitSockets',
+  'eventLoopDelayP99Ms',
+];
+
+describe('npm run bench', () => {
+  it('runs probelet and the baseline over TCP and prints one complete JSON line each', async () => {
+    const args = ['--handler', 'tcp', '--workers', '20', '--period', '1', '--duration', '2', '--baseline'];
+    const { stdout } = await promisify(execFile)(process.execPath, [RUN, ...args], { timeout: 40_000 });
+
+    const runs = stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(runs.map((run) => run['impl'])).toEqual(['probelet', 'baseline']);
+    for (const run of runs) {
+      expect(Object.keys(run)).toEqual(KEYS);
+      expect(run['probes']).toBeGreaterThan(0);
+    }
+    // probelet resets its probe connections: none left in TIME_WAIT on the probing side.
+    expect(runs[0]?.['timeWaitSockets']).toBe(0);
+    expect(stdout).toMatch(/ratio probelet÷baseline: cpuMsPerProbe=/);
+  }, 45_000);
+});
