@@ -1,11 +1,10 @@
 import { Command, CommanderError } from 'commander';
-import { registerProbeCommand } from './probe.js';
+import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { CliUsageError, type CliIO, processIO } from './io.js';
+import { registerProbeCommand } from './probe.js';
+import { registerRunCommand } from './run.js';
 
-/** Exit codes shared by every command: 0 fine, 1 the probe/pod said no, 2 bad input or errored. */
-export const EXIT_OK = 0;
-export const EXIT_FAILED = 1;
-export const EXIT_USAGE = 2;
+export { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
 /** Builds the `probelet` program; each action reports its exit code through `setExit`. */
 export function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
@@ -18,6 +17,7 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
       writeErr: (s) => io.stderr(s),
     });
   registerProbeCommand(program, io, setExit);
+  registerRunCommand(program, io, setExit);
   return program;
 }
 

@@ -1,0 +1,46 @@
+/**
+ * The values of `probelet run`'s flags that need parsing: durations the way kubectl and
+ * the kubelet write them, and the listen address. Bad values are usage errors (exit 2).
+ */
+import { CliUsageError } from './io.js';
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * `30s`, `2m`, `1m30s`, `1.5h`, `500ms` (Go's `time.ParseDuration` units) or plain seconds
+ * (`45`), in milliseconds. Must be positive: a zero timeout would stop the run before it starts.
+ */
+export function parseDuration(text: string, flag: string): number {
+  const trimmed = text.trim();
+  let ms: number;
+  if (/^\d+(\.\d+)?$/.test(trimmed)) {
+    ms = Number(trimmed) * 1000;
+  } else if (/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(trimmed)) {
+    ms = 0;
+    for (const [, value, unit] of trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+      ms += Number(value) * (UNIT_MS[unit ?? ''] ?? Number.NaN);
+    }
+  } else {
+    throw new CliUsageError(`${flag}: invalid duration ${JSON.stringify(text)} (examples: 30s, 2m, 1m30s, or plain seconds)`);
+  }
+  if (!(ms > 0) || !Number.isFinite(ms)) throw new CliUsageError(`${flag}: the duration must be positive, got ${JSON.stringify(text)}`);
+  return Math.round(ms);
+}
+
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+/**
+ * `HOST:PORT`, `[IPv6]:PORT` or `:PORT` (host 127.0.0.1). Port 0 picks a free port. Whether
+ * the host is a loopback address is the server's decision (it refuses anything else).
+ */
+export function parseListen(text: string): ListenAddress {
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text.trim());
+  const port = Number(match?.[3]);
+  if (!match || port > 65535) {
+    throw new CliUsageError(`--listen: expected HOST:PORT (e.g. 127.0.0.1:10255, or port 0 for any free port), got ${JSON.stringify(text)}`);
+  }
+  return { host: match[1] ?? (match[2] || '127.0.0.1'), port };
+}

@@ -1,0 +1,54 @@
+/**
+ * What `probelet run` needs from the process it runs in besides text output: whether
+ * stdout is a terminal (to redraw in place) and its size, and the stop signals. Behind an
+ * interface so the command can be driven in-process by tests, and so it touches the
+ * process's signal handlers only while it runs.
+ */
+export interface Terminal {
+  /** stdout is a terminal: redraw a compact screen in place instead of streaming lines. */
+  readonly isTTY: boolean;
+  columns(): number;
+  rows(): number;
+}
+
+/** `SIGPIPE` stands for "stdout is gone" (`probelet run | head`), reported once. */
+export type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGPIPE';
+
+export interface SignalSource {
+  /** Calls `handler` on every SIGINT/SIGTERM (and a lost stdout) until the returned function is called. */
+  listen(handler: (signal: StopSignal) => void): () => void;
+}
+
+export const processTerminal: Terminal = {
+  isTTY: process.stdout.isTTY === true,
+  columns: () => process.stdout.columns || 80,
+  rows: () => process.stdout.rows || 24,
+};
+
+/**
+ * While a handler is installed Node no longer exits on these signals: the run command
+ * shuts its pods down first. Removing the handlers restores the default behaviour.
+ * A write error on stdout (the reader went away) would otherwise be an uncaught error that
+ * ends Node at once, leaving the containers (process groups of their own) running.
+ */
+export const processSignals: SignalSource = {
+  listen(handler) {
+    const onInt = (): void => handler('SIGINT');
+    const onTerm = (): void => handler('SIGTERM');
+    let outputLost = false;
+    const onOutputError = (): void => {
+      if (outputLost) return;
+      outputLost = true;
+      handler('SIGPIPE');
+    };
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+    process.stdout.on('error', onOutputError);
+    return () => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      // A broken stdout keeps its listener: a late write error must not crash the exit.
+      if (!outputLost) process.stdout.off('error', onOutputError);
+    };
+  },
+};

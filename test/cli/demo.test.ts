@@ -1,0 +1,77 @@
+/**
+ * The demo `npm start` runs (examples/demo/pod.yaml, from the repository root): it must
+ * become Ready (sidecar TCP, app startup + HTTP readiness, worker exec readiness) and stop
+ * cleanly on SIGTERM. Uses the demo's fixed ports 18573 and 18574.
+ */
+import { existsSync } from 'node:fs';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { eventually, isAlive, liveProcesses } from '../helpers/processes.js';
+import { exitCode, nothingLeft, scratch, startRun, type Scratch } from './run-child.js';
+
+interface PodLine {
+  type: string;
+  pod?: {
+    metadata?: { name?: string };
+    status?: {
+      conditions?: { type: string; status: string }[];
+      containerStatuses?: { name: string; ready: boolean; restartCount: number }[];
+      initContainerStatuses?: { name: string; ready: boolean }[];
+    };
+  };
+  event?: { reason?: string; message?: string };
+}
+
+let s: Scratch;
+beforeEach(() => {
+  s = scratch();
+});
+afterEach(() => {
+  s.cleanup();
+});
+
+const parse = (stdout: string): PodLine[] =>
+  stdout
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as PodLine);
+
+const isReady = (line: PodLine): boolean =>
+  line.type === 'pod' && (line.pod?.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+it('the demo pod becomes Ready within 30 s and stops cleanly on SIGTERM', async () => {
+  // probelet carries the marker; the demo's containers (whose env the manifest fixes) are found as its children.
+  const run = startRun(s, ['examples/demo/pod.yaml', '--listen', '127.0.0.1:0', '--output', 'json']);
+  await run.waitForStdout((out) => parse(out).some(isReady), 30_000);
+
+  const lines = parse(run.stdout());
+  const ready = lines.find(isReady)?.pod?.status;
+  expect(ready?.containerStatuses?.map((c) => [c.name, c.ready])).toEqual([
+    ['app', true],
+    ['worker', true],
+  ]);
+  expect(ready?.initContainerStatuses?.map((c) => [c.name, c.ready])).toEqual([['proxy', true]]);
+  // The app's slow start was seen by its startup probe; the worker's exec probe waited for its file.
+  const messages = lines.filter((l) => l.type === 'event').map((l) => `${l.event?.reason ?? ''}: ${l.event?.message ?? ''}`);
+  expect(messages).toContain('Unhealthy: Startup probe failed: HTTP probe failed with statuscode: 503');
+  expect(messages.some((m) => m.startsWith('Unhealthy: Readiness probe failed: cat: /tmp/probelet-demo-worker-ready'))).toBe(true);
+
+  // The demo's processes: children of probelet (containers run in process groups of their own).
+  const pid = run.child.pid ?? -1;
+  const containers = liveProcesses().filter((p) => p.ppid === pid);
+  expect(containers.map((p) => p.cmdline).sort()).toEqual([
+    'node examples/demo/app.mjs',
+    'node examples/demo/sidecar.mjs',
+    'node examples/demo/worker.mjs',
+  ]);
+
+  run.child.kill('SIGTERM');
+  expect(await exitCode(run, 20_000)).toBe(0);
+  const stopped = parse(run.stdout())
+    .filter((l) => l.type === 'event' && l.event?.reason === 'Killing')
+    .map((l) => l.event?.message);
+  expect(stopped).toEqual(expect.arrayContaining(['Stopping container app', 'Stopping container worker', 'Stopping container proxy']));
+  expect(await nothingLeft(s.marker)).toBe(true);
+  expect(await eventually(() => containers.every((p) => !isAlive(p.pid)), 3000)).toBe(true);
+  // The worker removes its readiness file when it is stopped.
+  expect(existsSync('/tmp/probelet-demo-worker-ready')).toBe(false);
+}, 60_000);

@@ -1,0 +1,119 @@
+/**
+ * `probelet run` as a real child process for the run and demo tests: output watched as
+ * it streams (to wait for "Ready" or for the API address), signals sent to it, and a
+ * marker in its environment and in the pods' so that leak checks find every process of
+ * the run, probelet's own and the containers' (whose environment the runtime builds).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { aliveWithMarker, eventually, killMarked, markerEnv } from '../helpers/processes.js';
+import { BIN, REPO_ROOT } from './helpers.js';
+
+export interface RunChild {
+  readonly child: ChildProcess;
+  readonly marker: string;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code (-1 when killed by a signal). */
+  readonly exited: Promise<number>;
+  /** Waits until `check(stdout)` holds; throws with the output so far after `timeoutMs`. */
+  waitForStdout(check: (stdout: string) => boolean, timeoutMs?: number): Promise<void>;
+}
+
+/** A scratch directory per test: manifests, and TMPDIR of the child (its run directory). */
+export interface Scratch {
+  dir: string;
+  marker: string;
+  env: Record<string, string>;
+  /** Writes `objects` as a multi-document YAML file and returns its path. */
+  manifest(name: string, ...objects: unknown[]): string;
+  /** Kills anything of the run still alive (a failed test's leftovers) and removes the directory. */
+  cleanup(): void;
+}
+
+export function scratch(): Scratch {
+  const dir = mkdtempSync(join(tmpdir(), 'probelet-run-test-'));
+  const { marker, env } = markerEnv();
+  return {
+    dir,
+    marker,
+    env: { ...env, TMPDIR: dir },
+    manifest(name, ...objects) {
+      const path = join(dir, name);
+      writeFileSync(path, objects.map((o) => stringify(o)).join('---\n'));
+      return path;
+    },
+    cleanup() {
+      killMarked(marker);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The marker as a container env entry: the runtime does not pass probelet's environment on. */
+export function markerVar(s: Scratch): { name: string; value: string } {
+  return { name: 'PROBELET_TEST_MARKER', value: s.marker };
+}
+
+export function startRun(s: Scratch, args: string[]): RunChild {
+  const child = spawn(process.execPath, [BIN, 'run', ...args], { cwd: REPO_ROOT, env: s.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const exited = once(child, 'close').then(([code]) => (typeof code === 'number' ? code : -1));
+  return {
+    child,
+    marker: s.marker,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    async waitForStdout(check, timeoutMs = 20_000) {
+      let done = false;
+      void exited.then(() => (done = true));
+      const ok = await eventually(() => check(stdout) || done, timeoutMs, 50);
+      if (!ok || !check(stdout)) {
+        throw new Error(`expected output did not appear\n--- stdout\n${stdout}\n--- stderr\n${stderr}`);
+      }
+    },
+  };
+}
+
+/** Exit code of the run, or a failure with its output when it does not end within `timeoutMs`. */
+export async function exitCode(run: RunChild, timeoutMs = 25_000): Promise<number> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      run.child.kill('SIGKILL');
+      reject(new Error(`probelet run did not exit within ${timeoutMs} ms\n--- stdout\n${run.stdout()}\n--- stderr\n${run.stderr()}`));
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([run.exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** True once no process of the run (probelet, containers, exec probes) is alive. */
+export function nothingLeft(marker: string, timeoutMs = 3000): Promise<boolean> {
+  return eventually(() => aliveWithMarker(marker).length === 0, timeoutMs);
+}
+
+/** A pod whose container runs `command` (tagged with the marker) with `containerExtra` merged in. */
+export function testPod(s: Scratch, name: string, command: string[], containerExtra: Record<string, unknown> = {}, specExtra: Record<string, unknown> = {}): unknown {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: {
+      terminationGracePeriodSeconds: 5,
+      ...specExtra,
+      containers: [{ name: 'main', image: 'busybox', command, env: [markerVar(s)], ...containerExtra }],
+    },
+  };
+}
