@@ -15,7 +15,7 @@ import { containerShouldRestart } from '../prober/restart-rules.js';
 import { ResultsManager } from '../prober/results.js';
 import type { ProbeType, ResultUpdate } from '../prober/types.js';
 import type { ContainerEvent, ContainerRuntime, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
-import { realClock, type Clock } from '../util/clock.js';
+import { realClock, realRandom, type Clock } from '../util/clock.js';
 import { admitForLocalRun } from './admission.js';
 import {
   BACK_OFF_EVENT_REASON,
@@ -94,8 +94,7 @@ export class Kubelet {
   constructor(options: KubeletOptions) {
     this.runtime = options.runtime;
     this.clock = options.clock ?? realClock;
-    // eslint-disable-next-line no-restricted-properties -- the default source of chance, injected everywhere below
-    this.random = options.random ?? Math.random;
+    this.random = options.random ?? realRandom;
     this.registry = options.registry ?? new Registry();
     this.recorder = options.recorder ?? createEventRecorder({ clock: this.clock });
     this.statusManager = new StatusManager({ clock: this.clock });

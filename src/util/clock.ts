@@ -94,3 +94,9 @@ export function sleep(clock: Clock, ms: number): Promise<void> {
     clock.setTimeout(resolve, ms);
   });
 }
+
+/**
+ * The chance seam's default: start-up jitter and resync jitter take a `random()` that tests
+ * replace; only this file may reach for the real one.
+ */
+export const realRandom = (): number => Math.random();
