@@ -90,6 +90,8 @@ export class Kubelet {
   private readonly unsubscribe: Array<() => void> = [];
   private housekeepingTimer: unknown;
   private closed = false;
+  private closing: Promise<void> | undefined;
+  private readonly podListeners = new Set<(pod: Pod) => void>();
 
   constructor(options: KubeletOptions) {
     this.runtime = options.runtime;
@@ -120,6 +122,10 @@ export class Kubelet {
       this.readinessResults.subscribe((u) => this.onReadiness(u)),
       this.startupResults.subscribe((u) => this.onStartup(u)),
       this.runtime.subscribe((e) => this.onContainerEvent(e)),
+      this.statusManager.subscribe((uid) => {
+        const rec = this.pods.get(uid);
+        if (rec) this.notify(rec);
+      }),
     );
     this.scheduleHousekeeping();
   }
@@ -147,12 +153,23 @@ export class Kubelet {
     return this.registry.metrics();
   }
 
-  /** Called with the pod after every change of its status. */
+  /** Called with the pod (times serialized) after every change of its status, and when its deletion starts. */
   onPodStatus(listener: (pod: Pod) => void): () => void {
-    return this.statusManager.subscribe((uid, status) => {
-      const rec = this.pods.get(uid);
-      if (rec) listener(serializeTimes({ ...rec.pod, status }));
-    });
+    this.podListeners.add(listener);
+    return () => this.podListeners.delete(listener);
+  }
+
+  private notify(rec: PodRecord): void {
+    if (this.podListeners.size === 0) return;
+    const status = this.statusManager.getPodStatus(rec.uid);
+    const pod = serializeTimes({ ...rec.pod, ...(status ? { status } : {}) });
+    for (const listener of [...this.podListeners]) {
+      try {
+        listener(pod);
+      } catch (err) {
+        this.warn('pod status listener failed', err);
+      }
+    }
   }
 
   /** A container's recent output (the runtime's in-memory tail). */
@@ -178,6 +195,7 @@ export class Kubelet {
       },
     };
     this.clearTimer(rec);
+    this.notify(rec);
     await rec.syncing;
     await this.syncStatus(rec);
     this.probeManager.stopLivenessAndStartup(rec.pod);
@@ -200,8 +218,12 @@ export class Kubelet {
   }
 
   /** Deletes every pod gracefully, then stops probing and the runtime. Nothing is left running. */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
     await Promise.all([...this.pods.keys()].map((uid) => this.deletePod(uid)));
     this.closed = true;
     this.clock.clearTimeout(this.housekeepingTimer);

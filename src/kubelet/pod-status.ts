@@ -68,7 +68,9 @@ function containerStatus(input: PodStatusInput, record: ContainerRecord | undefi
     lastState: {},
   };
   if (!current) {
-    const reason = record?.waiting?.reason ?? (!input.initialized && !isInit(input.pod, spec) ? 'PodInitializing' : 'ContainerCreating');
+    // Upstream's default waiting state: PodInitializing for every container of a pod with
+    // init containers, ContainerCreating otherwise.
+    const reason = record?.waiting?.reason ?? ((input.pod.spec?.initContainers?.length ?? 0) > 0 ? 'PodInitializing' : 'ContainerCreating');
     status.state = { waiting: withMessage({ reason }, record?.waiting?.message) };
     status.started = false;
     return status;
@@ -95,10 +97,6 @@ function containerStatus(input: PodStatusInput, record: ContainerRecord | undefi
 
 function withMessage(waiting: { reason: string }, message: string | undefined): { reason: string; message?: string } {
   return message ? { ...waiting, message } : waiting;
-}
-
-function isInit(pod: Pod, spec: Container): boolean {
-  return (pod.spec?.initContainers ?? []).some((c) => c.name === spec.name);
 }
 
 function terminatedState(c: RuntimeContainerStatus): ContainerState {

@@ -305,6 +305,40 @@ describe('init containers and sidecars (§10.5)', () => {
   });
 });
 
+describe('status details', () => {
+  it('waits with PodInitializing in every container of a pod with init containers, ContainerCreating otherwise', async () => {
+    const init: Container = { name: 'init', image: 'img', command: ['init'] };
+    const h = harness([podOf([app()], { initContainers: [init] }, 'with-init'), podOf([app()], {}, 'plain')]);
+    const first = new Map<string, string[]>();
+    h.kubelet.onPodStatus((p) => {
+      const name = p.metadata?.name ?? '';
+      if (first.has(name)) return;
+      const all = [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])];
+      first.set(name, all.map((c) => c.state?.waiting?.reason ?? 'none'));
+    });
+    await settle(h.clock);
+    expect(first.get('with-init')).toEqual(['PodInitializing', 'PodInitializing']);
+    expect(first.get('plain')).toEqual(['ContainerCreating']);
+  });
+
+  it('tells its listeners when deletion starts, and close() called twice waits for the same shutdown', async () => {
+    const h = harness([podOf([app()], { terminationGracePeriodSeconds: 10 })]);
+    h.runtime.behaviour.set('app', { onTerm: undefined });
+    await settle(h.clock);
+    const seen: Array<string | undefined> = [];
+    h.kubelet.onPodStatus((p) => seen.push(p.metadata?.deletionTimestamp));
+    let first = false;
+    let second = false;
+    void h.kubelet.close().then(() => (first = true));
+    void h.kubelet.close().then(() => (second = true));
+    await h.clock.advance(100);
+    expect(seen[0]).toMatch(/^2026-01-01T00:00:00Z$/);
+    expect([first, second]).toEqual([false, false]);
+    await h.clock.advance(10_000);
+    expect([first, second]).toEqual([true, true]);
+  });
+});
+
 describe('termination (§10.8)', () => {
   it('stops liveness first, keeps readiness probing through the grace period, then stops every worker', async () => {
     const h = harness([
@@ -374,7 +408,7 @@ describe('admission', () => {
       if (reason && reasons.at(-1) !== reason) reasons.push(reason);
     });
     await settle(h.clock);
-    expect(reasons).toEqual(['PodInitializing', 'RunContainerError', 'CrashLoopBackOff']);
+    expect(reasons).toEqual(['ContainerCreating', 'RunContainerError', 'CrashLoopBackOff']);
     const cs = h.pod().status?.containerStatuses?.[0];
     expect(cs?.lastState?.terminated).toMatchObject({ reason: 'StartError', exitCode: 128 });
     expect(h.events()).toContainEqual(
