@@ -40,13 +40,16 @@ export async function readTcpTable(): Promise<TcpTableEntry[]> {
   return tables.flatMap(parseTcpTable);
 }
 
-/** TIME_WAIT sockets whose local port is `localPort` or whose peer port is `remotePort`. */
+/**
+ * TIME_WAIT sockets matching every port given (a connection is its 4-tuple: with only a
+ * local port, another test's socket reusing that ephemeral port towards another peer matches).
+ */
 export async function timeWaitSockets(match: { localPort?: number; remotePort?: number }): Promise<TcpTableEntry[]> {
   const table = await readTcpTable();
   return table.filter(
     (e) =>
       e.state === TCP_STATE_TIME_WAIT &&
-      ((match.localPort !== undefined && e.localPort === match.localPort) ||
-        (match.remotePort !== undefined && e.remotePort === match.remotePort)),
+      (match.localPort === undefined || e.localPort === match.localPort) &&
+      (match.remotePort === undefined || e.remotePort === match.remotePort),
   );
 }

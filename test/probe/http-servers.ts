@@ -2,6 +2,7 @@
  * Real local servers for the HTTP probe tests. Every server started here is closed
  * when the calling test finishes (vitest `onTestFinished`), connections included.
  */
+import { parseTcpTable, TCP_STATE_TIME_WAIT } from '../helpers/tcp-state.js';
 import { readFileSync, existsSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -82,24 +83,16 @@ export function goRedirect(res: http.ServerResponse, location: string, status = 
 }
 
 /**
- * TCP sockets in TIME_WAIT whose *local* port is `port` (Linux /proc), or undefined
- * where /proc/net/tcp does not exist.
+ * TIME_WAIT sockets of one connection, named by its two ports on 127.0.0.1 (a socket is
+ * its 4-tuple: other tests' sockets may reuse the same ephemeral local port towards other
+ * peers). `undefined` where /proc/net/tcp is not available.
  */
-export function timeWaitOnLocalPort(port: number): number | undefined {
+export function timeWaitBetween(localPort: number, remotePort: number): number | undefined {
   const files = ['/proc/net/tcp', '/proc/net/tcp6'].filter((f) => existsSync(f));
   if (files.length === 0) return undefined;
-  let count = 0;
-  for (const file of files) {
-    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      const local = fields[1];
-      const state = fields[3];
-      if (!local || !state) continue;
-      const localPort = parseInt(local.split(':')[1] ?? '', 16);
-      if (localPort === port && state === '06') count++;
-    }
-  }
-  return count;
+  return files
+    .flatMap((f) => parseTcpTable(readFileSync(f, 'utf8')))
+    .filter((e) => e.state === TCP_STATE_TIME_WAIT && e.localPort === localPort && e.remotePort === remotePort).length;
 }
 
 /** Wall-clock milliseconds of `fn` (tests may read real time; src/ may not). */

@@ -5,7 +5,7 @@ import type tls from 'node:tls';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { newHttpProbeRequestForURL, type HttpProbeRequest } from '../../src/probe/http-request.js';
 import { probeHttp } from '../../src/probe/http.js';
-import { startHttp, startHttps, startTcp, timed, timeWaitOnLocalPort } from './http-servers.js';
+import { startHttp, startHttps, startTcp, timed, timeWaitBetween } from './http-servers.js';
 
 const req = (url: string, headers: Array<[string, string]> = []): HttpProbeRequest =>
   newHttpProbeRequestForURL(url, headers);
@@ -147,47 +147,51 @@ describe('no proxy (T39)', () => {
 });
 
 describe('socket hygiene', () => {
-  const hasProc = timeWaitOnLocalPort(0) !== undefined;
+  const hasProc = timeWaitBetween(0, 0) !== undefined;
 
-  /** The probe's local port, as the server saw it. */
-  async function probeAndPort(handler: http.RequestListener, secure = false): Promise<number> {
+  /** The probe's connection as the server saw it: its local and remote ports. */
+  async function probeAndPort(handler: http.RequestListener, secure = false): Promise<[number, number]> {
     let clientPort = 0;
+    let serverPort = 0;
     const start = secure ? startHttps : startHttp;
     const { base } = await start((rq, rs) => {
       clientPort = rq.socket.remotePort ?? 0;
+      serverPort = rq.socket.localPort ?? 0;
       handler(rq, rs);
     });
     const outcome = await probeHttp(req(`${base}/`), 5000);
     expect(outcome.result).toBe('success');
     expect(clientPort).toBeGreaterThan(0);
     await new Promise((resolve) => setImmediate(resolve));
-    return clientPort;
+    return [clientPort, serverPort];
   }
 
   it.runIf(hasProc)('leaves no TIME_WAIT on the probing side after a normal response', async () => {
     for (let i = 0; i < 5; i++) {
-      const port = await probeAndPort((_rq, rs) => rs.end('ok'));
-      expect(timeWaitOnLocalPort(port)).toBe(0);
+      const [client, server] = await probeAndPort((_rq, rs) => rs.end('ok'));
+      expect(timeWaitBetween(client, server)).toBe(0);
     }
   });
 
   it.runIf(hasProc)('leaves no TIME_WAIT when the server keeps the connection open after the response', async () => {
     // The probe has to close first here; a plain close would leave it in TIME_WAIT.
     let clientPort = 0;
+    let serverPort = 0;
     const { base } = await startTcp((s) => {
       clientPort = s.remotePort ?? 0;
+      serverPort = s.localPort ?? 0;
       s.on('data', () => s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
     });
     expect(await probeHttp(req(`${base}/`), 2000)).toEqual({ result: 'success', output: 'ok' });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(clientPort).toBeGreaterThan(0);
-    expect(timeWaitOnLocalPort(clientPort)).toBe(0);
+    expect(timeWaitBetween(clientPort, serverPort)).toBe(0);
   });
 
   it.runIf(hasProc)('leaves no TIME_WAIT after cutting a long body short (plain and TLS)', async () => {
     const long: http.RequestListener = (_rq, rs) => rs.end('x'.repeat(200_000));
-    expect(timeWaitOnLocalPort(await probeAndPort(long))).toBe(0);
-    expect(timeWaitOnLocalPort(await probeAndPort(long, true))).toBe(0);
+    expect(timeWaitBetween(...(await probeAndPort(long)))).toBe(0);
+    expect(timeWaitBetween(...(await probeAndPort(long, true)))).toBe(0);
   });
 
   it('leaves no socket or timer behind once the promise settles', async () => {

@@ -106,7 +106,7 @@ describe('probeTcp', () => {
       plain.end();
       await once(plain, 'close');
       await plainAccepted;
-      expect(await timeWaitSockets({ localPort: plainPort })).toHaveLength(1);
+      expect(await timeWaitSockets({ localPort: plainPort, remotePort: s.port })).toHaveLength(1);
 
       const probeAccepted = nextConnectionClosed(s.server);
       expect(await probeTcp('127.0.0.1', s.port, 1000)).toEqual({ result: 'success', output: '' });
@@ -115,7 +115,7 @@ describe('probeTcp', () => {
       const towardsServer = await timeWaitSockets({ remotePort: s.port });
       expect(towardsServer.map((e) => e.localPort)).toEqual([plainPort]);
       if (probePort !== undefined) {
-        expect(await timeWaitSockets({ localPort: probePort })).toEqual([]);
+        expect(await timeWaitSockets({ localPort: probePort, remotePort: s.port })).toEqual([]);
       }
     } finally {
       await stop(s.server);
