@@ -265,16 +265,7 @@ export class ProcessRuntime implements ContainerRuntime {
     }
     plan.status.state = 'running';
     plan.status.startedAt = this.clock.now();
-    const record: ContainerRecord = {
-      status: plan.status,
-      sandboxID: plan.sandboxID,
-      env: plan.env,
-      cwd: plan.cwd,
-      log,
-      group,
-      execs: new Set(),
-      done: Promise.resolve(),
-    };
+    const record = newRecord(plan, log, group);
     record.done = group.exited.then((exit) => this.finish(record, exit));
     this.containers.set(plan.status.id, record);
     this.emit('started', record);
@@ -292,16 +283,7 @@ export class ProcessRuntime implements ContainerRuntime {
       reason: 'StartError',
       message,
     } satisfies Partial<RuntimeContainerStatus>);
-    const record: ContainerRecord = {
-      status: plan.status,
-      sandboxID: plan.sandboxID,
-      env: plan.env,
-      cwd: plan.cwd,
-      log,
-      group: undefined,
-      execs: new Set(),
-      done: Promise.resolve(),
-    };
+    const record = newRecord(plan, log, undefined);
     this.containers.set(plan.status.id, record);
     this.emit('exited', record);
     return { ...plan.status };
@@ -356,4 +338,17 @@ function newID(): string {
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+function newRecord(plan: LaunchPlan, log: ContainerLog | undefined, group: ProcessGroup | undefined): ContainerRecord {
+  return {
+    status: plan.status,
+    sandboxID: plan.sandboxID,
+    env: plan.env,
+    cwd: plan.cwd,
+    log,
+    group,
+    execs: new Set(),
+    done: Promise.resolve(),
+  };
 }
