@@ -109,14 +109,51 @@ function sniName(hostname: string): string {
   return net.isIP(name) ? '' : name;
 }
 
-/** Sends one GET and waits for the response headers. Never rejects. */
-export function send(hop: Hop, deadline: Deadline): Promise<Sent> {
+/**
+ * What {@link send} works out from a hop before dialling: Go's pre-dial checks, the
+ * address, the request line and the header block. It depends on the hop alone, so a
+ * caller probing the same request again and again (every worker, every period) can
+ * compute it once with {@link prepareHop} and hand it to `send` — which is why it is a
+ * separate, frozen value rather than work done inside `send`.
+ */
+export type PreparedHop =
+  | { readonly ok: false; readonly problem: string }
+  | {
+      readonly ok: true;
+      readonly secure: boolean;
+      readonly hostname: string;
+      readonly portText: string;
+      readonly port: number;
+      /** The request-target (`goRequestURI`). */
+      readonly path: string;
+      /** The header block as flat name/value pairs (node:http does not modify it). */
+      readonly wire: readonly string[];
+    };
+
+/** Everything `send` derives from `hop` before dialling (see {@link PreparedHop}). */
+export function prepareHop(hop: Hop): PreparedHop {
   const problem = requestProblem(hop);
-  if (problem) return Promise.resolve({ ok: false, message: problem });
+  if (problem) return Object.freeze({ ok: false, problem });
   const secure = hop.url.scheme === 'https';
-  const hostname = fromByteString(goURLHostname(hop.url));
   const portText = goURLPort(hop.url) || (secure ? '443' : '80');
-  const port = Number(portText);
+  return Object.freeze({
+    ok: true,
+    secure,
+    hostname: fromByteString(goURLHostname(hop.url)),
+    portText,
+    port: Number(portText),
+    path: goRequestURI(hop.url),
+    wire: Object.freeze(wireHeaders(hop)),
+  });
+}
+
+/**
+ * Sends one GET and waits for the response headers. Never rejects. `prepared` must be
+ * `prepareHop(hop)` (computed earlier for the same hop); by default it is computed here.
+ */
+export function send(hop: Hop, deadline: Deadline, prepared: PreparedHop = prepareHop(hop)): Promise<Sent> {
+  if (!prepared.ok) return Promise.resolve({ ok: false, message: prepared.problem });
+  const { secure, hostname, portText, port } = prepared;
   if (port > 65535) return Promise.resolve({ ok: false, message: `dial tcp: address ${portText}: invalid port` });
   if (deadline.expired) {
     return Promise.resolve({ ok: false, message: `${dialTimeoutText(hostname, port)} ${AWAITING_HEADERS}` });
@@ -140,8 +177,8 @@ export function send(hop: Hop, deadline: Deadline): Promise<Sent> {
     };
     const req = http.request({
       method: 'GET',
-      path: goRequestURI(hop.url),
-      headers: wireHeaders(hop),
+      path: prepared.path,
+      headers: prepared.wire,
       createConnection: () => conn.socket,
       maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
     });

@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { realClock } from '../util/clock.js';
 import { MAX_HTTP_REDIRECTS } from './constants.js';
 import type { HttpProbeRequest } from './http-request.js';
-import { readBody, send, type Connection, type Deadline, type Hop } from './http-transport.js';
+import { prepareHop, readBody, send, type Connection, type Deadline, type Hop, type PreparedHop } from './http-transport.js';
 import {
   fromByteString,
   goURLHostname,
@@ -56,28 +56,90 @@ export async function probeHttp(
   timeoutMs: number,
   options: HttpProbeOptions = {},
 ): Promise<ProbeOutcome> {
-  let url: GoURL;
+  let parsed: ParsedRequest;
   try {
-    url = parseGoURL(request.url);
+    parsed = parsedRequest(request);
   } catch (err) {
     return { result: 'unknown', output: '', error: err instanceof Error ? err : new Error(String(err)) };
   }
-  const first: Hop = { url, headers: request.headers, host: firstValue(request.headers, 'Host') ?? '' };
   const deadline = startDeadline(timeoutMs);
   try {
-    return await follow(first, deadline, options.followNonLocalRedirects === true);
+    return await follow(parsed, deadline, options.followNonLocalRedirects === true);
   } finally {
     deadline.stop();
   }
 }
 
+/**
+ * What a request turns into before anything is sent: its URL parsed the Go way, the
+ * first hop, that hop as it goes out (basic auth from the URL applied) and everything
+ * `send` derives from it before dialling.
+ */
+interface ParsedRequest {
+  /** The request's `url` and a copy of its `headers`, to tell whether it still reads the same. */
+  readonly url: string;
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+  readonly first: Hop;
+  readonly firstSent: Hop;
+  readonly prepared: PreparedHop;
+}
+
+/**
+ * Parsed requests by request object. A worker's prober hands the same request object to
+ * every probe it runs, and parsing, escaping and validating the same URL and headers at
+ * every period is most of this handler's own cost; the result depends on the request's
+ * `url` and `headers` only. Weak: a request nobody holds any more takes its entry along.
+ */
+const parsedRequests = new WeakMap<HttpProbeRequest, ParsedRequest>();
+
+/**
+ * The parsed form of `request`, from the cache when the request still has the url and
+ * headers it was parsed with (a caller may change a request between probes: then it is
+ * parsed again, exactly as the first time). Throws Go's parse error for a bad URL
+ * (not cached: errors are rare and cheap to reproduce).
+ */
+function parsedRequest(request: HttpProbeRequest): ParsedRequest {
+  const cached = parsedRequests.get(request);
+  if (cached !== undefined && cached.url === request.url && sameHeaders(cached.headers, request.headers)) return cached;
+  // Frozen: the same objects serve every later probe of this request, so nothing may change them.
+  const url = Object.freeze(parseGoURL(request.url));
+  const headers = request.headers.map(([name, value]): [string, string] => [name, value]);
+  const first: Hop = { url, headers, host: firstValue(headers, 'Host') ?? '' };
+  const firstSent = withBasicAuth(first);
+  const parsed: ParsedRequest = Object.freeze({
+    url: request.url,
+    headers: Object.freeze(headers.map(([name, value]) => Object.freeze([name, value] as const))),
+    first,
+    firstSent,
+    prepared: prepareHop(firstSent),
+  });
+  parsedRequests.set(request, parsed);
+  return parsed;
+}
+
+function sameHeaders(
+  a: ReadonlyArray<readonly [string, string]>,
+  b: ReadonlyArray<readonly [string, string]>,
+): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x === undefined || y === undefined || x[0] !== y[0] || x[1] !== y[1]) return false;
+  }
+  return true;
+}
+
 /** Go's `Client.do`: send, and keep following redirects while policy allows. */
-async function follow(first: Hop, deadline: Deadline, followNonLocal: boolean): Promise<ProbeOutcome> {
+async function follow(parsed: ParsedRequest, deadline: Deadline, followNonLocal: boolean): Promise<ProbeOutcome> {
+  const { first } = parsed;
   const chain: Hop[] = [];
   let hop = first;
   for (;;) {
     chain.push(hop);
-    const sent = await send(withBasicAuth(hop), deadline);
+    // The first hop goes out as prepared once for this request; redirects are new each time.
+    const sent =
+      hop === first ? await send(parsed.firstSent, deadline, parsed.prepared) : await send(withBasicAuth(hop), deadline);
     if (!sent.ok) return failure(`Get ${goQuote(goURLString(hop.url, true))}: ${sent.message}`);
     const { response, connection } = sent;
     const location = REDIRECT_STATUS.has(response.statusCode ?? 0) ? locationOf(response) : '';

@@ -1,9 +1,9 @@
 import { DEFAULT_PROBE_TIMEOUT_SECONDS } from '../api/defaults.js';
 import { formatPod } from '../api/format.js';
-import type { Container, Pod, PodStatus, Probe } from '../api/types.js';
+import type { Container, HTTPGetAction, Pod, PodStatus, Probe } from '../api/types.js';
 import { expandCommandOnlyStatic, probeExec } from '../probe/exec.js';
 import { probeHttp } from '../probe/http.js';
-import { newHttpProbeRequest } from '../probe/http-request.js';
+import { newHttpProbeRequest, type HttpProbeRequest } from '../probe/http-request.js';
 import { probeGrpc } from '../probe/grpc.js';
 import { resolveContainerPort } from '../probe/port.js';
 import { probeTcp } from '../probe/tcp.js';
@@ -61,6 +61,8 @@ export class Prober {
   readonly recorder: EventRecorder | undefined;
   readonly clock: Clock;
   private readonly handlers: ProbeHandlers;
+  /** Built HTTP requests by `httpGet` object; see {@link Prober.httpRequestFor}. */
+  private readonly httpRequests = new WeakMap<HTTPGetAction, BuiltHttpRequest>();
 
   constructor(options: ProberOptions) {
     this.runner = options.runner;
@@ -150,8 +152,7 @@ export class Prober {
         return await this.handlers.exec(this.runner, containerID, command, timeoutMs);
       }
       if (probeSpec.httpGet) {
-        const request = newHttpProbeRequest(probeSpec.httpGet, container, podIP);
-        return await this.handlers.http(request, timeoutMs);
+        return await this.handlers.http(this.httpRequestFor(probeSpec.httpGet, container, podIP), timeoutMs);
       }
       if (probeSpec.tcpSocket) {
         const port = resolveContainerPort(probeSpec.tcpSocket.port, container);
@@ -171,6 +172,80 @@ export class Prober {
       error: new Error(`missing probe handler for ${formatPod(pod)}:${container.name}`),
     };
   }
+
+  /**
+   * `newHttpProbeRequest(action, container, podIP)`, built once per `httpGet` object and
+   * reused while its inputs are unchanged. A worker probes the same spec at the same pod
+   * IP every period, and building the request (URL formatting, Go-style parsing and
+   * escaping, header canonicalisation) — and then parsing it again in the handler, which
+   * keeps its parsed form per request object — was most of the prober's own cost per
+   * HTTP probe. Every input is compared at each probe (cheap: a few strings), so a spec
+   * changed in place or a new pod IP builds a new request exactly as before; the port is
+   * resolved every time (named ports follow `container.ports`, and errors are thrown as
+   * before). Only with the default handler: a replacement handler gets a new request at
+   * every probe, as it always did, since it might keep or change it.
+   */
+  private httpRequestFor(action: HTTPGetAction, container: Container, podIP: string): HttpProbeRequest {
+    if (this.handlers.http !== probeHttp) return newHttpProbeRequest(action, container, podIP);
+    // The same steps, in the same order, as newHttpProbeRequest (so the same errors).
+    const scheme = (action.scheme ?? '').toLowerCase() || 'http';
+    const host = action.host || podIP;
+    const port = resolveContainerPort(action.port, container);
+    const cached = this.httpRequests.get(action);
+    if (
+      cached !== undefined &&
+      cached.scheme === scheme &&
+      cached.host === host &&
+      cached.port === port &&
+      cached.path === action.path &&
+      sameFlatHeaders(cached.headers, action)
+    ) {
+      return cached.request;
+    }
+    const built = newHttpProbeRequest(action, container, podIP);
+    // Frozen: the same object serves every later probe, so nothing may change it.
+    for (const header of built.headers) Object.freeze(header);
+    const request = Object.freeze({ url: built.url, headers: Object.freeze(built.headers) }) as HttpProbeRequest;
+    this.httpRequests.set(action, {
+      scheme,
+      host,
+      port,
+      path: action.path,
+      headers: flatHeaders(action),
+      request,
+    });
+    return request;
+  }
+}
+
+/** An HTTP request and every input it was built from (see {@link Prober.httpRequestFor}). */
+interface BuiltHttpRequest {
+  /** Lower-cased, `http` by default. */
+  readonly scheme: string;
+  /** `httpGet.host`, or the pod IP when that is empty. */
+  readonly host: string;
+  /** The resolved port. */
+  readonly port: number;
+  readonly path: string | undefined;
+  /** `httpGet.httpHeaders` as name, value, name, value… */
+  readonly headers: readonly string[];
+  readonly request: HttpProbeRequest;
+}
+
+function flatHeaders(action: HTTPGetAction): string[] {
+  const flat: string[] = [];
+  for (const h of action.httpHeaders ?? []) flat.push(h.name, h.value);
+  return flat;
+}
+
+function sameFlatHeaders(cached: readonly string[], action: HTTPGetAction): boolean {
+  const headers = action.httpHeaders ?? [];
+  if (cached.length !== 2 * headers.length) return false;
+  for (let i = 0; i < headers.length; i++) {
+    const h = headers[i];
+    if (h === undefined || cached[2 * i] !== h.name || cached[2 * i + 1] !== h.value) return false;
+  }
+  return true;
 }
 
 /** The container's probe of that kind; `null` for a kind that does not exist. */
