@@ -12,6 +12,11 @@ export class Ticker {
   private nextDue: number;
   private ticked = false;
   private stopped = false;
+  /**
+   * The timer callback, made once: a closure per tick would live a whole period and be
+   * promoted to the old generation with every tick (at 1,000 workers, 1,000 a second).
+   */
+  private readonly fireCallback = (): void => this.fire();
 
   constructor(
     private readonly clock: Clock,
@@ -47,7 +52,7 @@ export class Ticker {
   }
 
   private schedule(): void {
-    this.handle = this.clock.setTimeout(() => this.fire(), this.nextDue - this.clock.now());
+    this.handle = this.clock.setTimeout(this.fireCallback, this.nextDue - this.clock.now());
   }
 
   private fire(): void {

@@ -26,7 +26,19 @@ const PROBE_FIELD = {
   startup: 'startupProbe',
 } as const satisfies Record<ProbeType, keyof ContainerWithRules>;
 
-type WakeReason = 'stop' | 'trigger' | 'tick';
+/**
+ * Where the probe loop is (see `run`). Plain numbers, compared often and stored per worker.
+ * NEW: not started. STARTING: start requested, the first step is queued. JITTER: sleeping
+ * the start-up jitter. IDLE: waiting for a tick, a trigger or stop. PROBING: `doProbe` in
+ * flight. EXITED: stopped and cleaned up.
+ */
+const NEW = 0;
+const STARTING = 1;
+const JITTER = 2;
+const IDLE = 3;
+const PROBING = 4;
+const EXITED = 5;
+type Phase = typeof NEW | typeof STARTING | typeof JITTER | typeof IDLE | typeof PROBING | typeof EXITED;
 
 /**
  * The periodic prober of one (pod, container, probe kind) — upstream's `worker`.
@@ -54,8 +66,17 @@ export class ProbeWorker {
 
   private stopRequested = false;
   private triggerPending = false;
-  private wake: (() => void) | undefined;
+  private phase: Phase = NEW;
+  /** A wake-up (`onWake`) is queued as a microtask. */
+  private wakeQueued = false;
+  private periodMs = 0;
+  private ticker: Ticker | undefined;
+  private jitterTimer: unknown;
+  /** What `run()` returned, made only when someone asks for it. */
   private loop: Promise<void> | undefined;
+  private resolveLoop: (() => void) | undefined;
+  /** Made once: the ticker calls it at every tick. */
+  private readonly onTick = (): void => this.signal();
 
   /** Creates a worker without starting or registering it. */
   constructor(manager: ProbeManager, probeType: ProbeType, pod: Pod, container: ContainerWithRules) {
@@ -107,76 +128,145 @@ export class ProbeWorker {
 
   /** The probe loop; resolves once the worker has exited and cleaned up. Never rejects. */
   run(): Promise<void> {
-    this.loop ??= this.runLoop();
+    if (this.loop === undefined) {
+      this.loop = new Promise<void>((resolve) => {
+        this.resolveLoop = resolve;
+      });
+      if (this.phase === EXITED) this.resolveLoop?.();
+      else this.start();
+    }
     return this.loop;
   }
 
-  private async runLoop(): Promise<void> {
+  /*
+   * The loop is a small state machine driven by callbacks rather than an `async` function
+   * awaiting a fresh promise at every wake-up. Upstream's loop is:
+   *
+   *   [jitter]; probe; loop { wait for stop | trigger (→ re-phase) | tick; probe }
+   *
+   * and that is what happens here, step for step: start asynchronously; sleep the start-up
+   * jitter (interruptible by stop); create the ticker; probe; then after every probe (unless
+   * it said stop) take the first pending of stop, trigger, tick — in that priority — or wait
+   * for one. Why not `async`: a suspended async frame, its awaited promise and resolver live
+   * a whole period, so every tick promoted them to the old generation (work for the GC at
+   * 1,000 probes a second) and an idle worker carried them. Here an idle worker holds only
+   * its ticker's timer; what a probe allocates dies young.
+   */
+
+  /** Starts the loop (once); the first step runs asynchronously. */
+  private start(): void {
+    if (this.phase !== NEW) return;
+    this.phase = STARTING;
+    // Start asynchronously (upstream: `go w.run()`): addPod returns before any probing,
+    // so result listeners never run inside it.
+    queueMicrotask(() => this.guarded(() => this.begin()));
+  }
+
+  private begin(): void {
     const { clock } = this.context;
-    let ticker: Ticker | undefined;
-    try {
-      // Start asynchronously (upstream: `go w.run()`): addPod returns before any probing,
-      // so result listeners never run inside it.
-      await Promise.resolve();
-      const periodMs = periodSecondsOf(this.spec) * 1000;
-      // A freshly (re)started kubelet would otherwise probe every container at once.
-      if (periodMs > clock.now() - this.context.startTime) {
-        await this.jitter(this.context.random() * periodMs);
+    this.periodMs = periodSecondsOf(this.spec) * 1000;
+    // A freshly (re)started kubelet would otherwise probe every container at once.
+    if (this.periodMs > clock.now() - this.context.startTime) {
+      const ms = this.context.random() * this.periodMs;
+      if (!this.stopRequested) {
+        // Deliberately interruptible (upstream's `time.Sleep` is not, and probes once after
+        // it): a stopped worker should not hold `close()` or a removed pod's clean-up for up
+        // to a period. A trigger meanwhile waits for the end of the sleep.
+        this.phase = JITTER;
+        this.jitterTimer = clock.setTimeout(() => {
+          this.jitterTimer = undefined;
+          this.guarded(() => this.afterJitter());
+        }, ms);
+        return;
       }
-      ticker = new Ticker(clock, periodMs, () => this.signal());
-      while (!this.stopRequested && (await this.doProbe())) {
-        const reason = await this.nextWake(ticker);
-        if (reason === 'stop') break;
-        if (reason === 'trigger') ticker.reset();
-      }
-    } catch (error) {
-      // doProbe catches everything; this only guards the loop against a faulty clock or random().
-      warn('probe worker loop failed', error);
-    } finally {
-      ticker?.stop();
-      this.cleanUp();
+    }
+    this.afterJitter();
+  }
+
+  private afterJitter(): void {
+    if (this.stopRequested) {
+      this.exit();
+      return;
+    }
+    this.ticker = new Ticker(this.context.clock, this.periodMs, this.onTick);
+    this.probeNow();
+  }
+
+  private probeNow(): void {
+    this.phase = PROBING;
+    // doProbe never rejects.
+    void this.doProbe().then((keepGoing) => this.guarded(() => this.afterProbe(keepGoing)));
+  }
+
+  private afterProbe(keepGoing: boolean): void {
+    if (!keepGoing) {
+      this.exit();
+      return;
+    }
+    this.phase = IDLE;
+    this.dispatch();
+  }
+
+  /** Acts on the first pending of stop, manual trigger or tick (in that priority); else waits. */
+  private dispatch(): void {
+    if (this.stopRequested) {
+      this.exit();
+    } else if (this.triggerPending) {
+      this.triggerPending = false;
+      this.ticker?.reset();
+      this.probeNow();
+    } else if (this.ticker?.take()) {
+      this.probeNow();
     }
   }
 
   /**
-   * Sleeps `ms` on the clock, or less if stopped meanwhile. Deliberately interruptible
-   * (upstream's `time.Sleep` is not, and probes once after it): a stopped worker should
-   * not hold `close()` or a removed pod's clean-up for up to a period.
+   * Something may be pending (stop, trigger, tick). Acted on in a microtask, never inside
+   * the caller (`stop()`/`trigger()` come from the kubelet's own code); while a probe is in
+   * flight or before the loop has started nothing is queued: those steps look for themselves.
    */
-  private async jitter(ms: number): Promise<void> {
-    const { clock } = this.context;
-    let elapsed = false;
-    const handle = clock.setTimeout(() => {
-      elapsed = true;
-      this.signal();
-    }, ms);
-    while (!elapsed && !this.stopRequested) await this.waitForSignal();
-    if (!elapsed) clock.clearTimeout(handle);
-  }
-
-  /** Waits for the first of stop, manual trigger or tick (in that priority when several are pending). */
-  private async nextWake(ticker: Ticker): Promise<WakeReason> {
-    for (;;) {
-      if (this.stopRequested) return 'stop';
-      if (this.triggerPending) {
-        this.triggerPending = false;
-        return 'trigger';
-      }
-      if (ticker.take()) return 'tick';
-      await this.waitForSignal();
-    }
-  }
-
-  private waitForSignal(): Promise<void> {
-    return new Promise((resolve) => {
-      this.wake = resolve;
+  private signal(): void {
+    if ((this.phase !== IDLE && this.phase !== JITTER) || this.wakeQueued) return;
+    this.wakeQueued = true;
+    queueMicrotask(() => {
+      this.wakeQueued = false;
+      this.guarded(() => this.onWake());
     });
   }
 
-  private signal(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
+  private onWake(): void {
+    if (this.phase === IDLE) {
+      this.dispatch();
+    } else if (this.phase === JITTER && this.stopRequested) {
+      this.context.clock.clearTimeout(this.jitterTimer);
+      this.jitterTimer = undefined;
+      this.exit();
+    }
+  }
+
+  /** Runs a step of the loop; anything thrown (a faulty clock or random()) ends the worker. */
+  private guarded(step: () => void): void {
+    try {
+      step();
+    } catch (error) {
+      // doProbe catches everything; this only guards the loop against a faulty clock or random().
+      warn('probe worker loop failed', error);
+      this.exit();
+    }
+  }
+
+  private exit(): void {
+    if (this.phase === EXITED) return;
+    this.phase = EXITED;
+    try {
+      this.ticker?.stop();
+    } catch (error) {
+      warn('probe worker loop failed', error);
+    }
+    this.ticker = undefined;
+    this.cleanUp();
+    this.resolveLoop?.();
+    this.resolveLoop = undefined;
   }
 
   private cleanUp(): void {

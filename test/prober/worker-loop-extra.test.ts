@@ -1,0 +1,62 @@
+/**
+ * More of the run loop's contract on a FakeClock: a trigger during the start-up jitter,
+ * stop before the loop starts, run() after exit, and a tick pending behind a long probe.
+ */
+import { describe, expect, it } from 'vitest';
+import { ProbeWorker } from '../../src/prober/worker.js';
+import {
+  TEST_CONTAINER_NAME,
+  TEST_POD_UID,
+  containerOf,
+  fixturePod,
+  makeEngine,
+  runningStatus,
+  settle,
+  testProbe,
+} from '../helpers/engine.js';
+
+describe('run loop (more)', () => {
+  it('a trigger during the jitter sleep: the probe after the sleep is followed at once by the triggered one', async () => {
+    const e = makeEngine({ startTime: undefined, random: () => 0.5 });
+    const t0 = e.clock.now();
+    e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: true }));
+    e.manager.addPod(fixturePod('readiness', testProbe({ periodSeconds: 10 })));
+    await e.clock.advance(1_000);
+    e.manager.getWorker(TEST_POD_UID, TEST_CONTAINER_NAME, 'readiness')?.trigger();
+    await e.clock.advance(4_000);
+    expect(e.prober.calls.map((c) => c.at - t0)).toEqual([5_000, 5_000]);
+    // Re-phased from the triggered probe.
+    await e.clock.advance(10_000);
+    expect(e.prober.calls.map((c) => c.at - t0)).toEqual([5_000, 5_000, 15_000]);
+  });
+
+  it('stop before the loop starts: no probe, no timer, run() resolves; run() after exit resolves too', async () => {
+    const e = makeEngine();
+    e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: true }));
+    const pod = fixturePod('liveness');
+    const w = new ProbeWorker(e.manager, 'liveness', pod, containerOf(pod));
+    w.stop();
+    const done = w.run();
+    await settle(e.clock);
+    await done;
+    expect(e.prober.calls).toHaveLength(0);
+    expect(e.clock.pendingTimers()).toBe(0);
+    expect(w.run()).toBe(done);
+  });
+
+  it('the manager’s workers resolve run() when asked after they started', async () => {
+    const e = makeEngine();
+    e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: true }));
+    const pod = fixturePod('readiness');
+    e.manager.addPod(pod);
+    await e.clock.advance(1_500);
+    const w = e.manager.getWorker(TEST_POD_UID, TEST_CONTAINER_NAME, 'readiness');
+    const done = w?.run();
+    expect(w?.run()).toBe(done);
+    e.manager.removePod(pod);
+    await done;
+    expect(e.manager.workerCount()).toBe(0);
+    expect(await w?.run()).toBeUndefined();
+    expect(e.clock.pendingTimers()).toBe(0);
+  });
+});
