@@ -56,36 +56,82 @@ export interface Connection {
   close(): void;
 }
 
+/**
+ * The probe's TCP socket. Its two ends (addresses and ports) only serve to word an error
+ * on the established connection like Go's `net.OpError`, and reading them costs two system
+ * calls per probe. So where it is safe they are read only when needed:
+ *
+ * - the local end when the socket is destroyed with an error — the way every read or
+ *   write error ends it — before `_destroy` closes the handle (after which it is lost);
+ * - the remote end of a connection dialled to an IPv4 literal is that address and port
+ *   (`net.isIPv4` accepts only the dotted-decimal form the kernel reports back); after a
+ *   reset it could not be read any more.
+ *
+ * Otherwise (TLS, whose errors end the TLS socket rather than this one; IPv6 literals and
+ * host names, whose connected address is only known from the kernel) both are read as soon
+ * as the connection is established, as before.
+ */
+class ProbeSocket extends net.Socket {
+  // Names of our own, so as not to meet any node:net, node:tls or node:http property.
+  probeConnected = false;
+  readonly probeLocal: SocketEnd = {};
+  readonly probeRemote: SocketEnd = {};
+  private probeLocalRead = false;
+  private probeRemoteRead = false;
+
+  /** Records the ends not known yet, once, while the connection is established. */
+  readProbeEnds(): void {
+    if (!this.probeConnected) return;
+    if (!this.probeLocalRead) {
+      this.probeLocalRead = true;
+      Object.assign(this.probeLocal, { address: this.localAddress, port: this.localPort });
+    }
+    if (!this.probeRemoteRead) {
+      this.probeRemoteRead = true;
+      Object.assign(this.probeRemote, { address: this.remoteAddress, port: this.remotePort });
+    }
+  }
+
+  /** The remote end is the IPv4 address and port dialled (call on connect). */
+  knowRemote(address: string, port: number): void {
+    this.probeRemoteRead = true;
+    Object.assign(this.probeRemote, { address, port });
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (error) this.readProbeEnds();
+    super._destroy(error, callback);
+  }
+}
+
 function openConnection(secure: boolean, hostname: string, port: number): Connection {
-  const raw = net.connect({ host: hostname, port });
+  const raw = new ProbeSocket().connect({ host: hostname, port });
   const socket = secure
     ? tls.connect({ socket: raw, servername: sniName(hostname), rejectUnauthorized: false })
     : raw;
-  let connected = false;
+  const lazyEnds = !secure && net.isIPv4(hostname);
   let closed = false;
   let lastError: Error | undefined;
-  const local: SocketEnd = {};
-  const remote: SocketEnd = {};
   const recordError = (err: Error): void => {
     lastError = err;
   };
   raw.on('error', recordError);
   if (socket !== raw) socket.on('error', recordError);
   raw.once('connect', () => {
-    connected = true;
-    Object.assign(local, { address: raw.localAddress, port: raw.localPort });
-    Object.assign(remote, { address: raw.remoteAddress, port: raw.remotePort });
+    raw.probeConnected = true;
+    if (lazyEnds) raw.knowRemote(hostname, port);
+    else raw.readProbeEnds();
   });
   return {
     socket,
     get connected() {
-      return connected;
+      return raw.probeConnected;
     },
     get lastError() {
       return lastError;
     },
-    local,
-    remote,
+    local: raw.probeLocal,
+    remote: raw.probeRemote,
     close() {
       if (closed) return;
       closed = true;
