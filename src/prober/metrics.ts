@@ -8,12 +8,110 @@ const PROBE_DURATION = 'prober_probe_duration_seconds';
 type TotalLabel = 'probe_type' | 'result' | 'container' | 'pod' | 'namespace' | 'pod_uid';
 type DurationLabel = 'probe_type' | 'container' | 'pod' | 'namespace';
 
+const TOTAL_LABELS: TotalLabel[] = ['probe_type', 'result', 'container', 'pod', 'namespace', 'pod_uid'];
+const DURATION_LABELS: DurationLabel[] = ['probe_type', 'container', 'pod', 'namespace'];
+
 /** The `result` label values, as the kubelet spells them. */
 const RESULT_LABEL: Record<Result, 'successful' | 'failed' | 'unknown'> = {
   success: 'successful',
   failure: 'failed',
   unknown: 'unknown',
 };
+
+/*
+ * The per-probe fast path. prom-client's `inc(labels)` and `observe(labels, v)` validate
+ * every label and build the series key from all of them at every call — most of what
+ * recording a probe cost. A worker's labels never change, so after a series exists (made
+ * by prom-client's own `inc`/`observe`, which validate once) the worker updates it in
+ * place under its key, computed once: `value += 1`, or `sum += v; count += 1;
+ * bucket += 1` — exactly what prom-client's own code does, so the registry, the exposition
+ * text, `remove`, `reset` and series order are all prom-client's as before. When the
+ * series is not there (first probe, removed, registry reset) the public call makes it.
+ *
+ * This relies on how prom-client 15 stores series (`hashMap` keyed like `hashObject`), so
+ * it is checked once against prom-client itself (`FAST_PATH`); with any other layout every
+ * record goes through the public calls, as it always did.
+ */
+
+interface CounterSeries {
+  value: number;
+}
+
+interface HistogramSeries {
+  sum: number;
+  count: number;
+  bucketValues: Record<string, number | undefined>;
+}
+
+/** prom-client's series of `metric` by key, if it has that layout. */
+function seriesOf<T>(metric: object): Record<string, T | undefined> | undefined {
+  const map: unknown = (metric as { hashMap?: unknown }).hashMap;
+  return typeof map === 'object' && map !== null ? (map as Record<string, T | undefined>) : undefined;
+}
+
+/** The histogram's bucket upper bounds, ascending (prom-client's `upperBounds`). */
+function upperBoundsOf(histogram: object): readonly number[] | undefined {
+  const bounds: unknown = (histogram as { upperBounds?: unknown }).upperBounds;
+  return Array.isArray(bounds) && bounds.every((b) => typeof b === 'number') ? (bounds as number[]) : undefined;
+}
+
+/** prom-client's series key (`hashObject(labels, sortedLabelNames)`): `name:value,` per label, by name. */
+function seriesKey(labels: Readonly<Record<string, string>>): string {
+  let key = '';
+  for (const name of Object.keys(labels).sort()) key += `${name}:${labels[name]},`;
+  return key;
+}
+
+/** Adds one observation to a histogram series in place, as prom-client's `observe` does. */
+function observeInPlace(series: HistogramSeries, bounds: readonly number[], value: number): void {
+  series.sum += value;
+  series.count += 1;
+  for (const bound of bounds) {
+    if (value <= bound) {
+      const count = series.bucketValues[bound];
+      if (count !== undefined && Object.hasOwn(series.bucketValues, bound)) series.bucketValues[bound] = count + 1;
+      return;
+    }
+  }
+}
+
+/** Whether the fast path reproduces prom-client exactly; checked once on scratch metrics. */
+function fastPathWorks(): boolean {
+  try {
+    const labels = { b: 'x,y:z', a: 'é"\\' };
+    const counter = new Counter({ name: 'probelet_check_total', help: 'check', labelNames: ['b', 'a'], registers: [] });
+    counter.inc(labels);
+    const counted = seriesOf<CounterSeries>(counter)?.[seriesKey(labels)];
+    if (counted?.value !== 1) return false;
+    counted.value += 1;
+    counter.inc(labels);
+    if (seriesOf<CounterSeries>(counter)?.[seriesKey(labels)]?.value !== 3) return false;
+
+    const histogram = new Histogram({ name: 'probelet_check', help: 'check', labelNames: ['b', 'a'], registers: [] });
+    const bounds = upperBoundsOf(histogram);
+    histogram.observe(labels, 0.3);
+    const series = seriesOf<HistogramSeries>(histogram)?.[seriesKey(labels)];
+    if (bounds === undefined || series === undefined) return false;
+    observeInPlace(series, bounds, 0.004);
+    observeInPlace(series, bounds, 11);
+    histogram.observe(labels, 0.3);
+    const expected = new Histogram({ name: 'probelet_check', help: 'check', labelNames: ['b', 'a'], registers: [] });
+    for (const v of [0.3, 0.004, 11, 0.3]) expected.observe(labels, v);
+    const want = seriesOf<HistogramSeries>(expected)?.[seriesKey(labels)];
+    const got = seriesOf<HistogramSeries>(histogram)?.[seriesKey(labels)];
+    return (
+      want !== undefined &&
+      got === series &&
+      got.sum === want.sum &&
+      got.count === want.count &&
+      JSON.stringify(got.bucketValues) === JSON.stringify(want.bucketValues)
+    );
+  } catch {
+    return false;
+  }
+}
+
+const FAST_PATH = fastPathWorks();
 
 /**
  * The kubelet's `/metrics/probes` families, bound to one registry. Each manager gets its
@@ -22,6 +120,8 @@ const RESULT_LABEL: Record<Result, 'successful' | 'failed' | 'unknown'> = {
 export class ProberMetrics {
   readonly probeTotal: Counter<TotalLabel>;
   readonly probeDuration: Histogram<DurationLabel>;
+  /** @internal The duration buckets, when the fast path is on (see `FAST_PATH`). */
+  readonly durationBounds: readonly number[] | undefined;
 
   constructor(registry: Registry) {
     // A registry shared with another manager already holds the families; reuse them
@@ -33,7 +133,7 @@ export class ProberMetrics {
         : new Counter({
             name: PROBE_TOTAL,
             help: 'Cumulative number of a liveness, readiness or startup probe for a container by result.',
-            labelNames: ['probe_type', 'result', 'container', 'pod', 'namespace', 'pod_uid'],
+            labelNames: TOTAL_LABELS,
             registers: [registry],
           });
     const duration = registry.getSingleMetric(PROBE_DURATION);
@@ -43,9 +143,10 @@ export class ProberMetrics {
         : new Histogram({
             name: PROBE_DURATION,
             help: 'Duration in seconds for a probe response.',
-            labelNames: ['probe_type', 'container', 'pod', 'namespace'],
+            labelNames: DURATION_LABELS,
             registers: [registry],
           });
+    this.durationBounds = FAST_PATH ? upperBoundsOf(this.probeDuration) : undefined;
   }
 
   /** The label sets of one worker, computed once as upstream does at worker construction. */
@@ -54,45 +155,100 @@ export class ProberMetrics {
   }
 }
 
-/** One worker's series: what it increments while it lives and deletes when it exits. */
+/**
+ * One worker's series: what it increments while it lives and deletes when it exits. The
+ * label values are taken at construction, as upstream does; the label objects and series
+ * keys are made when first needed, so that an idle worker (its container not started yet)
+ * costs as little memory as possible. prom-client's storage is looked up at every record,
+ * never kept: `reset()` replaces it.
+ */
 export class WorkerSeries {
-  private readonly durationLabels: Record<DurationLabel, string>;
-  private readonly totalLabels: Record<Result, Record<TotalLabel, string>>;
+  private readonly probeType: string;
+  private readonly podName: string;
+  private readonly namespace: string;
+  private readonly podUID: string;
+  private durationLabels: Record<DurationLabel, string> | undefined;
+  private durationKey: string | undefined;
+  private totalLabels: Partial<Record<Result, Record<TotalLabel, string>>> | undefined;
+  private totalKeys: Partial<Record<Result, string>> | undefined;
 
   constructor(
     private readonly metrics: ProberMetrics,
     probeType: ProbeType,
     pod: Pod,
-    containerName: string,
+    private readonly containerName: string,
   ) {
-    this.durationLabels = {
-      probe_type: probeTypeName(probeType),
-      container: containerName,
-      pod: pod.metadata?.name ?? '',
-      namespace: pod.metadata?.namespace ?? '',
-    };
-    const uid = pod.metadata?.uid ?? '';
-    // Declared order, so the exposition text reads like the kubelet's.
-    const total = (result: Result): Record<TotalLabel, string> => ({
-      probe_type: this.durationLabels.probe_type,
-      result: RESULT_LABEL[result],
-      container: this.durationLabels.container,
-      pod: this.durationLabels.pod,
-      namespace: this.durationLabels.namespace,
-      pod_uid: uid,
-    });
-    this.totalLabels = { success: total('success'), failure: total('failure'), unknown: total('unknown') };
+    this.probeType = probeTypeName(probeType);
+    this.podName = pod.metadata?.name ?? '';
+    this.namespace = pod.metadata?.namespace ?? '';
+    this.podUID = pod.metadata?.uid ?? '';
   }
 
   /** Counts one verdict; the duration is observed for success and unknown only, as upstream. */
   record(result: Result, durationSeconds: number): void {
-    this.metrics.probeTotal.inc(this.totalLabels[result]);
-    if (result !== 'failure') this.metrics.probeDuration.observe(this.durationLabels, durationSeconds);
+    this.count(result);
+    if (result !== 'failure') this.observe(durationSeconds);
   }
 
   /** Deletes every series of this worker so a re-created worker starts its counters at zero. */
   remove(): void {
-    for (const labels of Object.values(this.totalLabels)) this.metrics.probeTotal.remove(labels);
-    this.metrics.probeDuration.remove(this.durationLabels);
+    for (const result of ['success', 'failure', 'unknown'] as const) {
+      this.metrics.probeTotal.remove(this.totalLabelsFor(result));
+    }
+    this.metrics.probeDuration.remove(this.durationLabelsOf());
+  }
+
+  private count(result: Result): void {
+    const key = this.totalKeys?.[result];
+    if (key !== undefined) {
+      const series = seriesOf<CounterSeries>(this.metrics.probeTotal)?.[key];
+      if (series !== undefined) {
+        series.value += 1;
+        return;
+      }
+    }
+    const labels = this.totalLabelsFor(result);
+    this.metrics.probeTotal.inc(labels);
+    if (FAST_PATH) (this.totalKeys ??= {})[result] = seriesKey(labels);
+  }
+
+  private observe(seconds: number): void {
+    const key = this.durationKey;
+    const bounds = this.metrics.durationBounds;
+    // A non-finite duration goes to prom-client, which rejects it as before.
+    if (key !== undefined && bounds !== undefined && Number.isFinite(seconds)) {
+      const series = seriesOf<HistogramSeries>(this.metrics.probeDuration)?.[key];
+      if (series !== undefined) {
+        observeInPlace(series, bounds, seconds);
+        return;
+      }
+    }
+    const labels = this.durationLabelsOf();
+    this.metrics.probeDuration.observe(labels, seconds);
+    if (FAST_PATH) this.durationKey = seriesKey(labels);
+  }
+
+  private durationLabelsOf(): Record<DurationLabel, string> {
+    this.durationLabels ??= {
+      probe_type: this.probeType,
+      container: this.containerName,
+      pod: this.podName,
+      namespace: this.namespace,
+    };
+    return this.durationLabels;
+  }
+
+  private totalLabelsFor(result: Result): Record<TotalLabel, string> {
+    this.totalLabels ??= {};
+    // Declared order, so the exposition text reads like the kubelet's.
+    this.totalLabels[result] ??= {
+      probe_type: this.probeType,
+      result: RESULT_LABEL[result],
+      container: this.containerName,
+      pod: this.podName,
+      namespace: this.namespace,
+      pod_uid: this.podUID,
+    };
+    return this.totalLabels[result];
   }
 }
