@@ -127,6 +127,8 @@ export function spawnGroup(options: SpawnGroupOptions): Promise<ProcessGroup> {
       reject(spawnError('exec: no command', 'ENOENT'));
       return;
     }
+    // Before the fork, so that the leader and all it will start come after this mark.
+    const mark = pidMark();
     let child: ChildProcess;
     try {
       child = spawn(file, args, {
@@ -140,7 +142,7 @@ export function spawnGroup(options: SpawnGroupOptions): Promise<ProcessGroup> {
       reject(describeSpawnError(err, file, options.cwd));
       return;
     }
-    watchChild(child, file, options, resolve, reject);
+    watchChild(child, file, options, mark, resolve, reject);
   });
 }
 
@@ -148,6 +150,7 @@ function watchChild(
   child: ChildProcess,
   file: string,
   options: SpawnGroupOptions,
+  mark: PidMark | undefined,
   resolve: (group: ProcessGroup) => void,
   reject: (err: Error) => void,
 ): void {
@@ -207,8 +210,10 @@ function watchChild(
     running = false;
     exitSignal = signal;
     exitCode = code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0);
-    // The leader is gone: end the rest of its tree, as a PID namespace would.
-    killProcessTree(pid, 'SIGKILL');
+    // The leader is gone: end the rest of its tree, as a PID namespace would. Usually
+    // nothing is left, which a few cheap reads can prove (see treeMayRemain); the full
+    // freeze-scan-kill reads all of /proc, several milliseconds with the event loop blocked.
+    if (treeMayRemain(pid, mark)) killProcessTree(pid, 'SIGKILL');
     drainTimer = clock.setTimeout(() => {
       drainTimer = undefined;
       child.stdout?.destroy();
@@ -313,6 +318,112 @@ function sendSignal(target: number, signal: NodeJS.Signals): void {
     process.kill(target, signal);
   } catch {
     // ESRCH: already gone. EPERM: not ours. Neither is something to act on.
+  }
+}
+
+/**
+ * Where pid allocation stood at one moment: the last pid handed out in this pid namespace,
+ * the number of tasks (threads) in the system and how many have ever been created.
+ */
+interface PidMark {
+  lastPid: number;
+  tasks: number;
+  forks: number;
+  pidMax: number;
+}
+
+/** The current {@link PidMark}; undefined where /proc does not tell. */
+function pidMark(): PidMark | undefined {
+  try {
+    // "0.12 0.34 0.56 2/345 6789": running/total tasks, then the last pid (of our namespace).
+    const load = readFileSync('/proc/loadavg', 'latin1').trim().split(/\s+/);
+    const tasks = Number(load[3]?.split('/')[1]);
+    const lastPid = Number(load[4]);
+    // "processes N": tasks created since boot, threads included (every one takes a pid).
+    const forks = Number(/^processes (\d+)$/m.exec(readFileSync('/proc/stat', 'latin1'))?.[1]);
+    const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'latin1'));
+    const valid = [tasks, lastPid, forks, pidMax].every((n) => Number.isSafeInteger(n) && n >= 0);
+    return valid ? { lastPid, tasks, forks, pidMax } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether anything the scan of {@link killProcessTree} would find may be left of the tree
+ * of `rootPid`, whose leader has exited and been reaped: false only when that is proven.
+ *
+ * The scan starts from the processes in the leader's group or session (and follows their
+ * children). If the group has a member, the answer is yes at once. A process can only be
+ * in the session (or the group) by descending from the leader, so it was created after
+ * `mark` (taken before the leader's fork). Linux hands out pids cyclically — each new pid
+ * is the next free number after the last one — so every pid created since `mark` lies
+ * between `mark.lastPid` and the current last pid, going round at `pid_max`, unless the
+ * counter went all the way round meanwhile. It cannot have: going round takes every number
+ * free when the round began, and at least `pid_max - 300 - 3 × (tasks + created)` were
+ * free (a task holds at most its pid, group and session numbers; 300 are reserved), more
+ * than the `created` tasks since `mark` — checked, else the answer is yes. So only the few
+ * processes with pids in that window need their /proc stat read. Yes whenever unsure.
+ */
+function treeMayRemain(rootPid: number, mark: PidMark | undefined): boolean {
+  if (!Number.isInteger(rootPid) || rootPid <= 1) return true;
+  try {
+    process.kill(-rootPid, 0);
+    return true; // the group has a member
+  } catch (err) {
+    // EPERM: a member we may not signal — still a member.
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') return true;
+  }
+  if (mark === undefined) return true;
+  let now = pidMark();
+  if (now === undefined) return true;
+  let candidates: number[];
+  if (windowSize(mark, now) <= SMALL_WINDOW) {
+    // Few pids were created since the mark: trying each costs less than listing /proc.
+    candidates = windowPids(mark.lastPid, now.lastPid, now.pidMax);
+  } else {
+    try {
+      candidates = readdirSync('/proc')
+        .filter((name) => /^\d+$/.test(name))
+        .map(Number);
+    } catch {
+      return true;
+    }
+    // After the listing, so that the window covers every process listed.
+    now = pidMark();
+    if (now === undefined) return true;
+  }
+  if (now.pidMax !== mark.pidMax) return true;
+  const created = now.forks - mark.forks;
+  if (created < 0 || mark.pidMax - 300 - 3 * (mark.tasks + created) <= created) return true;
+  const from = mark.lastPid;
+  const to = now.lastPid;
+  if (from === to) return true; // the leader took a pid after `mark`: this cannot be, so be safe
+  const inWindow = (pid: number): boolean => (from <= to ? pid > from && pid <= to : pid > from || pid <= to);
+  for (const pid of candidates) {
+    if (!inWindow(pid)) continue;
+    const entry = readStat(String(pid));
+    if (entry && (entry.sid === rootPid || entry.pgid === rootPid)) return true;
+  }
+  return false;
+}
+
+/** At most this many pids are tried one by one instead of listing /proc. */
+const SMALL_WINDOW = 64;
+
+/** How many pids were handed out from `a` to `b` (less than a full round: see treeMayRemain). */
+function windowSize(a: PidMark, b: PidMark): number {
+  if (a.pidMax !== b.pidMax) return Infinity;
+  return b.lastPid >= a.lastPid ? b.lastPid - a.lastPid : b.pidMax - a.lastPid + b.lastPid;
+}
+
+/** The pids after `from` up to `to`, going round at `pidMax`. */
+function windowPids(from: number, to: number, pidMax: number): number[] {
+  const pids: number[] = [];
+  for (let pid = from + 1; ; pid++) {
+    if (pid >= pidMax) pid = 1;
+    pids.push(pid);
+    if (pid === to || pids.length > pidMax) return pids;
   }
 }
 
