@@ -52,7 +52,9 @@ export class LocalCommandRunner implements CommandRunner {
     const context = this.contextFor(containerID);
     const run = await runProcess({
       argv: cmd,
-      env: context.env ?? this.options.env ?? inheritedEnv(),
+      // No env: the child gets this process's environment as it is now (spawn reads
+      // process.env itself), without a copy of it made at every probe.
+      env: context.env ?? this.options.env,
       cwd: context.cwd ?? this.options.cwd,
       maxOutputBytes: MAX_PROBE_OUTPUT_BYTES,
       timeoutMs,
@@ -73,11 +75,4 @@ export class LocalCommandRunner implements CommandRunner {
     if (!context) throw Object.assign(new Error(`container "${containerID}" not found`), { output: '' });
     return context;
   }
-}
-
-/** This process's environment without the `undefined` holes Node's typing allows. */
-function inheritedEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value;
-  return env;
 }
