@@ -26,4 +26,6 @@ export interface WorkerContext {
   resultsFor(probeType: ProbeType): ResultsManager;
   /** Unregisters `worker` if it is the one registered under its key. */
   removeWorker(worker: ProbeWorker): void;
+  /** A worker the manager started (`launch`) has exited and cleaned up. */
+  workerExited(): void;
 }

@@ -55,7 +55,13 @@ export class ProbeManager {
   readonly context: WorkerContext;
 
   private readonly workers = new Map<string, ProbeWorker>();
-  private readonly running = new Set<Promise<void>>();
+  /**
+   * Workers started by `addPod` that have not exited yet, and the `close()` calls waiting
+   * for none to be left. A count rather than a promise and a callback per worker: an idle
+   * worker should cost as little memory as possible.
+   */
+  private running = 0;
+  private readonly closeWaiters: Array<() => void> = [];
   private readonly livenessResults: ResultsManager;
   private readonly readinessResults: ResultsManager;
   private readonly startupResults: ResultsManager;
@@ -81,6 +87,7 @@ export class ProbeManager {
       metrics: new ProberMetrics(options.registry ?? new Registry()),
       resultsFor: (probeType) => resultsByKind[probeType],
       removeWorker: (worker) => this.removeWorker(worker),
+      workerExited: () => this.workerExited(),
     };
   }
 
@@ -100,9 +107,8 @@ export class ProbeManager {
         if (this.workers.has(key)) continue;
         const worker = new ProbeWorker(this, probeType, pod, container);
         this.workers.set(key, worker);
-        const done = worker.run();
-        this.running.add(done);
-        void done.then(() => this.running.delete(done));
+        this.running++;
+        worker.launch();
       }
     }
   }
@@ -164,7 +170,12 @@ export class ProbeManager {
   async close(): Promise<void> {
     this.closed = true;
     for (const worker of this.workers.values()) worker.stop();
-    await Promise.all([...this.running]);
+    if (this.running > 0) await new Promise<void>((resolve) => this.closeWaiters.push(resolve));
+  }
+
+  private workerExited(): void {
+    this.running--;
+    if (this.running === 0) for (const resolve of this.closeWaiters.splice(0)) resolve();
   }
 
   private removeWorker(worker: ProbeWorker): void {

@@ -75,6 +75,8 @@ export class ProbeWorker {
   /** What `run()` returned, made only when someone asks for it. */
   private loop: Promise<void> | undefined;
   private resolveLoop: (() => void) | undefined;
+  /** Started by its manager, which counts the workers still running (see `launch`). */
+  private managed = false;
   /** Made once: the ticker calls it at every tick. */
   private readonly onTick = (): void => this.signal();
 
@@ -136,6 +138,17 @@ export class ProbeWorker {
       else this.start();
     }
     return this.loop;
+  }
+
+  /**
+   * @internal How the manager starts a worker: like `run()`, but without a promise (the
+   * manager counts running workers instead of holding a promise and a callback for each);
+   * the worker tells the manager when it has exited.
+   */
+  launch(): void {
+    if (this.phase !== NEW) return;
+    this.managed = true;
+    this.start();
   }
 
   /*
@@ -267,6 +280,7 @@ export class ProbeWorker {
     this.cleanUp();
     this.resolveLoop?.();
     this.resolveLoop = undefined;
+    if (this.managed) this.context.workerExited();
   }
 
   private cleanUp(): void {
