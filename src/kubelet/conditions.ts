@@ -6,6 +6,7 @@
  * Pure functions of the pod spec and a `PodStatus`; `lastTransitionTime` is the status
  * manager's business, not theirs.
  */
+import { goQuote } from '../util/go-quote.js';
 import type { Container, ContainerStatus, Pod, PodCondition, PodStatus } from '../api/types.js';
 
 /** Condition reasons, as upstream spells them. */
@@ -219,7 +220,3 @@ function goList(names: readonly string[]): string {
   return `[${names.join(' ')}]`;
 }
 
-/** Go's `%q` for the ASCII names Kubernetes allows (condition types are qualified names). */
-function goQuote(s: string): string {
-  return JSON.stringify(s);
-}

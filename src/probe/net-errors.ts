@@ -38,42 +38,7 @@ export function dialTimeoutText(host: string, port: number | string): string {
   return `dial tcp ${joinHostPort(host, port)}: i/o timeout`;
 }
 
-/**
- * Go's `strconv.Quote` (what `%q` prints). Error texts quote user input (ports, URLs,
- * header names) this way, and users compare them with what a real kubelet logged.
- */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0) ?? 0;
-    const escaped = GO_ESCAPES[ch];
-    if (escaped !== undefined) out += escaped;
-    else if (cp < 0x20 || cp === 0x7f) out += `\\x${hex(cp, 2)}`;
-    else if (GO_PRINTABLE.test(ch)) out += ch;
-    else if (cp < 0x10000) out += `\\u${hex(cp, 4)}`;
-    else out += `\\U${hex(cp, 8)}`;
-  }
-  return `${out}"`;
-}
-
-const GO_ESCAPES: Record<string, string> = {
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-  '\\': '\\\\',
-  '"': '\\"',
-};
-
-/** Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
-const GO_PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-function hex(n: number, width: number): string {
-  return n.toString(16).padStart(width, '0');
-}
+export { goQuote } from '../util/go-quote.js';
 
 const READ_SYSCALL_TEXT: Record<string, string> = {
   ECONNRESET: 'read: connection reset by peer',
