@@ -9,6 +9,7 @@
  * Zombies count as dead: in some sandboxes PID 1 never reaps orphans, so a killed orphan
  * stays a zombie forever although nothing of it runs.
  */
+import { afterEach } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -103,4 +104,21 @@ function readProc(pid: number): ProcInfo | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Tags each process a test starts (`tagged()` gives a marker and the env that carries it)
+ * and kills whatever still carries a marker after each test, so one leak cannot spill into
+ * the next test. Call it at the top level of a test file.
+ */
+export function useProcessMarkers(): () => { marker: string; env: Record<string, string> } {
+  const markers: string[] = [];
+  afterEach(() => {
+    for (const marker of markers.splice(0)) killMarked(marker);
+  });
+  return () => {
+    const tag = markerEnv();
+    markers.push(tag.marker);
+    return tag;
+  };
 }

@@ -1,22 +1,14 @@
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_PROBE_OUTPUT_BYTES } from '../../src/probe/constants.js';
 import { ExecTimeoutError, probeExec } from '../../src/probe/exec.js';
 import { LocalCommandRunner } from '../../src/probe/local-runner.js';
 import { FakeClock } from '../../src/util/clock.js';
-import { aliveWithMarker, eventually, killMarked, markerEnv } from '../helpers/processes.js';
+import { aliveWithMarker, eventually, useProcessMarkers } from '../helpers/processes.js';
 
-const markers: string[] = [];
-function tagged(): { marker: string; env: Record<string, string> } {
-  const tag = markerEnv();
-  markers.push(tag.marker);
-  return tag;
-}
-afterEach(() => {
-  for (const marker of markers.splice(0)) killMarked(marker);
-});
+const tagged = useProcessMarkers();
 
 const PATH = process.env.PATH ?? '/usr/bin:/bin';
 

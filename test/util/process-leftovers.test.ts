@@ -3,19 +3,11 @@
  * already empty and what is left only shares its session (the case the cheap "anything
  * left?" check must not miss), and after many runs in a row.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runProcess } from '../../src/util/process.js';
-import { aliveWithMarker, eventually, killMarked, markerEnv } from '../helpers/processes.js';
+import { aliveWithMarker, eventually, useProcessMarkers } from '../helpers/processes.js';
 
-const markers: string[] = [];
-function tagged(): { marker: string; env: Record<string, string> } {
-  const tag = markerEnv();
-  markers.push(tag.marker);
-  return tag;
-}
-afterEach(() => {
-  for (const marker of markers.splice(0)) killMarked(marker);
-});
+const tagged = useProcessMarkers();
 
 describe('leftovers after the leader exits', () => {
   it('a process that moved to another group of the session, the group itself empty', async () => {

@@ -4,18 +4,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock, realClock, type Clock } from '../../src/util/clock.js';
 import { runProcess, spawnGroup, type ProcessGroup } from '../../src/util/process.js';
-import { aliveInGroup, aliveWithMarker, eventually, killMarked, markerEnv } from '../helpers/processes.js';
+import { aliveInGroup, aliveWithMarker, eventually, useProcessMarkers } from '../helpers/processes.js';
 
-/** Markers of the current test; anything still carrying one is killed afterwards (and the test fails). */
-const markers: string[] = [];
-function tagged(): { marker: string; env: Record<string, string> } {
-  const tag = markerEnv();
-  markers.push(tag.marker);
-  return tag;
-}
-afterEach(() => {
-  for (const marker of markers.splice(0)) killMarked(marker);
-});
+const tagged = useProcessMarkers();
 
 /** Counts of the handle kinds a run could leak besides timers (child processes, pipes). */
 function activeResources(): { ProcessWrap: number; PipeWrap: number } {
