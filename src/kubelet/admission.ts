@@ -5,8 +5,10 @@
  */
 import { randomUUID, randomBytes } from 'node:crypto';
 import { admitPods, type AdmitResult } from '../api/admit.js';
-import { invalidObjectMessage, required } from '../api/field-error.js';
+import { forbidden, invalidObjectMessage, required, type FieldError } from '../api/field-error.js';
 import type { Container, Pod } from '../api/types.js';
+import { resolveContainerEnv } from '../runtime/env.js';
+import type { RuntimeInputError } from '../runtime/input-error.js';
 
 const COMMAND_DETAIL = 'the local kubelet runs processes, not images: set the command to run (args are appended)';
 
@@ -18,6 +20,8 @@ export function admitForLocalRun(input: readonly Pod[]): AdmitResult {
     const errors = [
       ...commandErrors(pod.spec?.initContainers, 'spec.initContainers'),
       ...commandErrors(pod.spec?.containers, 'spec.containers'),
+      ...envErrors(pod, pod.spec?.initContainers, 'spec.initContainers'),
+      ...envErrors(pod, pod.spec?.containers, 'spec.containers'),
     ];
     if (errors.length === 0) {
       pods.push(pod);
@@ -31,6 +35,23 @@ export function admitForLocalRun(input: readonly Pod[]): AdmitResult {
 
 function commandErrors(containers: readonly Container[] | undefined, path: string): ReturnType<typeof required>[] {
   return (containers ?? []).flatMap((c, i) => (c.command?.length ? [] : [required(`${path}[${i}].command`, COMMAND_DETAIL)]));
+}
+
+/**
+ * Env sources the local runtime cannot serve (Secrets, ConfigMaps, resource fields, other
+ * fieldRefs), found by the runtime's own resolution so the rule lives in one place.
+ */
+function envErrors(pod: Pod, containers: readonly Container[] | undefined, path: string): FieldError[] {
+  return (containers ?? []).flatMap((c, i) => {
+    try {
+      resolveContainerEnv(pod, c, { podIP: '127.0.0.1' }, `${path}[${i}]`);
+      return [];
+    } catch (err) {
+      const field = (err as Partial<RuntimeInputError>).field ?? `${path}[${i}].env`;
+      const message = err instanceof Error ? err.message : String(err);
+      return [forbidden(field, message.startsWith(`${field}: `) ? message.slice(field.length + 2) : message)];
+    }
+  });
 }
 
 /** A copy with `metadata.name` (from `generateName`) and `metadata.uid` filled as the apiserver would. */

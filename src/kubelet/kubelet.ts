@@ -38,6 +38,10 @@ export const SYNC_FREQUENCY_MS = 60_000;
 export const MINIMUM_KILL_GRACE_SECONDS = 2;
 /** Grace when the pod has no `terminationGracePeriodSeconds` at all (never after defaulting). */
 const FALLBACK_KILL_GRACE_SECONDS = 2;
+/** How soon a container whose spec the runtime refused is tried again (the pod worker's back-off). */
+const CONFIG_ERROR_RETRY_MS = 10_000;
+/** Immediate re-syncs of one pod in a row before the loop yields to timers and I/O (a safety net). */
+const MAX_IMMEDIATE_SYNCS = 10;
 /** "A kubelet that has been running for a while": no start-up jitter for its workers. */
 const LONG_AGO_MS = 365 * 24 * 3_600_000;
 
@@ -199,22 +203,31 @@ export class Kubelet {
     await rec.syncing;
     await this.syncStatus(rec);
     this.probeManager.stopLivenessAndStartup(rec.pod);
-
-    const running = (kind: ContainerRecord['kind']): ContainerRecord[] =>
-      [...rec.containers.values()].filter((c) => c.kind === kind && c.current?.state === 'running');
-    const stop = async (c: ContainerRecord): Promise<void> => {
-      this.event(rec, c, 'Normal', 'Killing', `Stopping container ${c.spec.name}`);
-      await this.stopContainer(rec, c, grace);
-    };
-    await Promise.all(running('regular').map(stop));
-    for (const c of running('sidecar').reverse()) await stop(c);
-    for (const c of running('init')) await stop(c);
+    await this.stopAll(rec, grace);
     this.probeManager.removePod(rec.pod);
     if (rec.sandbox) await this.runtime.removePodSandbox(rec.sandbox.id);
     rec.lifecycle = 'terminated';
     // Nothing will be restarted any more: show how each container ended, not a back-off.
     for (const c of rec.containers.values()) c.waiting = undefined;
     await this.syncStatus(rec);
+  }
+
+  /**
+   * Stops what still runs, each with a `Killing` event: regular containers together, then
+   * sidecars in reverse order, all within one grace budget (each gets at least 2 s).
+   */
+  private async stopAll(rec: PodRecord, graceSeconds: number): Promise<void> {
+    const deadline = this.clock.now() + graceSeconds * 1000;
+    const running = (kind: ContainerRecord['kind']): ContainerRecord[] =>
+      [...rec.containers.values()].filter((c) => c.kind === kind && c.current?.state === 'running');
+    const stop = async (c: ContainerRecord): Promise<void> => {
+      this.event(rec, c, 'Normal', 'Killing', `Stopping container ${c.spec.name}`);
+      const left = Math.ceil((deadline - this.clock.now()) / 1000);
+      await this.stopContainer(rec, c, Math.max(left, MINIMUM_KILL_GRACE_SECONDS));
+    };
+    await Promise.all(running('regular').map(stop));
+    for (const c of running('sidecar').reverse()) await stop(c);
+    for (const c of running('init')) await stop(c);
   }
 
   /** Deletes every pod gracefully, then stops probing and the runtime. Nothing is left running. */
@@ -290,8 +303,14 @@ export class Kubelet {
 
   private async syncLoop(rec: PodRecord): Promise<void> {
     await Promise.resolve();
+    let immediate = 0;
     while (rec.dirty && !this.closed) {
       rec.dirty = false;
+      // A sync that keeps asking for another must never starve timers, signals and I/O.
+      if (++immediate > MAX_IMMEDIATE_SYNCS) {
+        immediate = 0;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
       try {
         if (rec.lifecycle === 'sync') await this.syncPod(rec);
         else await this.syncStatus(rec);
@@ -331,20 +350,31 @@ export class Kubelet {
     if (!rec.sandbox) rec.sandbox = await this.runtime.runPodSandbox(rec.pod);
     rec.changed = false;
     await this.syncContainers(rec);
+    if (this.regularContainersDone(rec)) {
+      // Sidecars run until every regular container has finished for good, then the pod ends.
+      await this.finishPod(rec);
+      return;
+    }
     // What this sync did shows in the next status (upstream: the next sync, which its own
     // PLEG events trigger); a start error or a new back-off has no event, so ask directly.
     if (rec.changed) rec.dirty = true;
     this.requestSyncAfter(rec, SYNC_FREQUENCY_MS * (1 + 0.5 * this.random()));
   }
 
-  /** A pod whose containers will not run again: stop what is left (sidecars) and stop probing. */
+  /**
+   * A pod whose containers will not run again goes through termination like a deleted one
+   * (§3.9: stop liveness/startup, stop what is left — sidecars —, remove the workers).
+   */
   private async finishPod(rec: PodRecord): Promise<void> {
-    for (const c of [...rec.containers.values()].reverse()) {
-      if (c.current?.state === 'running') {
-        await this.stopContainer(rec, c, rec.pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS);
-      }
-    }
+    rec.lifecycle = 'terminating';
     this.clearTimer(rec);
+    this.probeManager.stopLivenessAndStartup(rec.pod);
+    await this.stopAll(rec, rec.pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS);
+    this.probeManager.removePod(rec.pod);
+    if (rec.sandbox) await this.runtime.removePodSandbox(rec.sandbox.id);
+    rec.lifecycle = 'terminated';
+    for (const c of rec.containers.values()) c.waiting = undefined;
+    await this.syncStatus(rec);
   }
 
   /** `computePodActions` + `SyncPod` of the runtime manager, in the kubelet's order. */
@@ -391,6 +421,14 @@ export class Kubelet {
     }
   }
 
+  /** Every regular container has exited and will not be restarted. */
+  private regularContainersDone(rec: PodRecord): boolean {
+    if (!rec.initialized) return false;
+    return [...rec.containers.values()]
+      .filter((c) => c.kind === 'regular')
+      .every((c) => c.current?.state === 'exited' && !containerShouldRestart(c.spec, rec.pod, c.current.exitCode ?? 0));
+  }
+
   /** Sidecars are restarted whatever the pod's policy; returns whether it counts as started. */
   private async syncSidecar(rec: PodRecord, c: ContainerRecord): Promise<boolean> {
     const cur = c.current;
@@ -403,7 +441,8 @@ export class Kubelet {
       if (kind) {
         await this.killForProbe(rec, c, kind, true);
         await this.restartWithBackOff(rec, c);
-        return false;
+        // Liveness does not gate later containers (§10.5); a failed startup does.
+        return kind === 'liveness';
       }
       return !c.spec.startupProbe || this.startupResults.get(cur.id) === 'success';
     }
@@ -454,16 +493,19 @@ export class Kubelet {
   private async startContainer(rec: PodRecord, c: ContainerRecord): Promise<void> {
     if (!rec.sandbox) return;
     const attempt = c.current ? c.restartCount + 1 : 0;
-    rec.changed = true;
     let started: RuntimeContainerStatus;
     try {
       started = await this.runtime.startContainer(rec.sandbox.id, rec.pod, c.spec, attempt);
     } catch (err) {
+      // A spec the runtime refuses: retried at a later sync, never in a tight loop.
       const message = err instanceof Error ? err.message : String(err);
+      if (c.waiting?.reason !== 'CreateContainerConfigError' || c.waiting.message !== message) rec.changed = true;
       c.waiting = { reason: 'CreateContainerConfigError', message };
       this.event(rec, c, 'Warning', 'Failed', `Error: ${message}`);
+      this.requestSyncAfter(rec, CONFIG_ERROR_RETRY_MS);
       return;
     }
+    rec.changed = true;
     if (c.current) {
       c.previous = c.current;
       c.restartCount++;

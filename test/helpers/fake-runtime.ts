@@ -18,6 +18,8 @@ export interface FakeContainerBehaviour {
   onTerm?: number;
   /** Fails to start with this message (StartError). */
   startError?: string;
+  /** The spec is refused outright (startContainer rejects), like an unsupported env source. */
+  configError?: string;
 }
 
 export class FakeRuntime implements ContainerRuntime {
@@ -44,6 +46,7 @@ export class FakeRuntime implements ContainerRuntime {
     const now = this.clock.now();
     const b = this.behaviour.get(container.name) ?? {};
     this.calls.push(`start ${container.name}#${attempt}`);
+    if (b.configError) throw new Error(b.configError);
     const status: RuntimeContainerStatus = b.startError
       ? { id, podUID: pod.metadata?.uid ?? '', name: container.name, attempt, image: container.image ?? '', state: 'exited', createdAt: now, finishedAt: now, exitCode: 128, reason: 'StartError', message: b.startError }
       : { id, podUID: pod.metadata?.uid ?? '', name: container.name, attempt, image: container.image ?? '', state: 'running', createdAt: now, startedAt: now };

@@ -339,7 +339,67 @@ describe('status details', () => {
   });
 });
 
+describe('robustness', () => {
+  it('a spec the runtime refuses is retried every 10 s, never in a tight loop', async () => {
+    const h = harness([podOf([app()])]);
+    h.runtime.behaviour.set('app', { configError: 'spec.containers[0].env[0].valueFrom.secretKeyRef: not supported' });
+    await settle(h.clock);
+    const starts = (): number => h.runtime.calls.filter((c) => c.startsWith('start app')).length;
+    const first = starts();
+    expect(first).toBeLessThanOrEqual(2); // the attempt, and the status pass's retry with the same error
+    expect(h.pod().status?.containerStatuses?.[0]?.state?.waiting?.reason).toBe('CreateContainerConfigError');
+    await h.clock.advance(10_000);
+    expect(starts()).toBe(first + 1);
+    await h.clock.advance(10_000);
+    expect(starts()).toBe(first + 2);
+  });
+
+  it('admission rejects env sources the local runtime cannot serve, naming the field', () => {
+    const clock = new FakeClock(T0);
+    const kubelet = new Kubelet({ runtime: new FakeRuntime(clock), clock, prober: scriptedProber() });
+    harnesses.push(kubelet);
+    const result = kubelet.addPods([
+      podOf([app({ env: [{ name: 'A', value: 'x' }, { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] })]),
+    ]);
+    expect(result.pods).toEqual([]);
+    expect(result.errors[0]?.errors.map(String)).toEqual([
+      'spec.containers[0].env[1].valueFrom.secretKeyRef: Forbidden: not supported by the local runtime: Secrets need an API server; use a literal value',
+    ]);
+  });
+});
+
 describe('termination (§10.8)', () => {
+  it('regular containers and then sidecars share one grace budget (each at least 2 s)', async () => {
+    const sidecar: Container = { name: 'proxy', image: 'img', command: ['proxy'], restartPolicy: 'Always' };
+    const h = harness([podOf([app()], { initContainers: [sidecar], terminationGracePeriodSeconds: 30 })]);
+    h.runtime.behaviour.set('app', { onTerm: undefined });
+    h.runtime.behaviour.set('proxy', { onTerm: undefined });
+    await settle(h.clock);
+    const closing = h.kubelet.deletePod('uid-web');
+    await h.clock.advance(40_000);
+    await closing;
+    expect(h.runtime.calls.filter((c) => c.startsWith('stop'))).toEqual(['stop app grace=30000', 'stop proxy grace=2000']);
+  });
+
+  it('a pod that finishes on its own is terminated like a deleted one: sidecars stopped with events, workers removed', async () => {
+    const sidecar: Container = {
+      name: 'proxy',
+      image: 'img',
+      command: ['proxy'],
+      restartPolicy: 'Always',
+      readinessProbe: { exec: { command: ['x'] }, periodSeconds: 1 },
+    };
+    const h = harness([podOf([app()], { initContainers: [sidecar], restartPolicy: 'Never' })]);
+    await h.clock.advance(2000);
+    expect(h.kubelet.probeManager.workerCount()).toBe(1);
+    h.runtime.exit(h.runtime.running('app')!.id, 0);
+    await h.clock.advance(5000);
+    expect(h.events()).toContain('Normal Killing Stopping container proxy');
+    expect(h.runtime.running('proxy')).toBeUndefined();
+    expect(h.kubelet.probeManager.workerCount()).toBe(0);
+    expect(h.pod().status?.phase).toBe('Succeeded');
+  });
+
   it('stops liveness first, keeps readiness probing through the grace period, then stops every worker', async () => {
     const h = harness([
       podOf(
