@@ -23,3 +23,4 @@ await build({
 });
 await copyFile(here('./index.html'), `${out}index.html`);
 await copyFile(here('./app.css'), `${out}app.css`);
+await copyFile(here('./favicon.svg'), `${out}favicon.svg`);

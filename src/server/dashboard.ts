@@ -23,6 +23,7 @@ const FILES: ReadonlyMap<string, { file: string; type: string }> = new Map([
   ['/', { file: 'index.html', type: 'text/html; charset=utf-8' }],
   ['/app.js', { file: 'app.js', type: 'text/javascript; charset=utf-8' }],
   ['/app.css', { file: 'app.css', type: 'text/css; charset=utf-8' }],
+  ['/favicon.svg', { file: 'favicon.svg', type: 'image/svg+xml' }],
 ]);
 
 export interface DashboardFile {

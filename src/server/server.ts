@@ -85,7 +85,7 @@ interface ServeContext {
 }
 
 /** Paths that carry probe bodies or run code in the browser: only for requests from this server's own pages. */
-const OWN_ORIGIN_PATHS = new Set(['/', '/app.js', '/app.css', '/stream', '/probes']);
+const OWN_ORIGIN_PATHS = new Set(['/', '/app.js', '/app.css', '/favicon.svg', '/stream', '/probes']);
 
 async function respond(view: KubeletView, req: IncomingMessage, res: ServerResponse, ctx: ServeContext): Promise<void> {
   const method = req.method ?? 'GET';
