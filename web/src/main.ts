@@ -36,11 +36,20 @@ function requestRender(): void {
   if (frame === 0) frame = requestAnimationFrame(render);
 }
 
+/** A live run shows from its first data (at least the last 30 s) up to the last few minutes; a finished one, everything. */
 function timeWindow(): TimeWindow {
+  const extent = dataExtent();
   if (model.live) {
     const to = Date.now();
-    return { from: to - LIVE_WINDOW_MS, to };
+    const earliest = Number.isFinite(extent.from) ? extent.from - 2000 : to;
+    return { from: Math.max(to - LIVE_WINDOW_MS, Math.min(earliest, to - 30_000)), to };
   }
+  if (!Number.isFinite(extent.from)) return { from: 0, to: 1 };
+  const pad = Math.max(1000, (extent.to - extent.from) * 0.02);
+  return { from: extent.from - pad, to: extent.to + pad };
+}
+
+function dataExtent(): TimeWindow {
   let from = Infinity;
   let to = -Infinity;
   for (const lane of model.lanes.values()) {
@@ -55,9 +64,7 @@ function timeWindow(): TimeWindow {
     from = Math.min(from, at);
     to = Math.max(to, at);
   }
-  if (!Number.isFinite(from)) return { from: 0, to: 1 };
-  const pad = Math.max(1000, (to - from) * 0.02);
-  return { from: from - pad, to: to + pad };
+  return { from, to };
 }
 
 function render(): void {
