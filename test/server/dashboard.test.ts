@@ -136,7 +136,7 @@ describe('dashboard files', () => {
   it('answers only requests addressed to a loopback name with its port, from no other origin', async () => {
     const { url, address } = await start(liveView());
     const own = `127.0.0.1:${address.port}`;
-    for (const headers of [{ Host: `evil.example:${address.port}` }, { Host: 'localhost:1' }, { Host: own, Origin: 'http://evil.example' }, { Host: own, Origin: `http://localhost:${address.port}` }]) {
+    for (const headers of [{ Host: `evil.example:${address.port}` } as Record<string, string>, { Host: 'localhost:1' }, { Host: own, Origin: 'http://evil.example' }, { Host: own, Origin: `http://localhost:${address.port}` }]) {
       for (const path of ['/', '/stream', '/probes']) {
         const res = await get(url, path, headers);
         expect(res.status, `${path} ${JSON.stringify(headers)}`).toBe(403);
