@@ -7,7 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import { loadManifestFile } from '../../src/api/manifest.js';
 import { asNewPod } from '../../src/cli/run-input.js';
+import { FlightRecorder } from '../../src/prober/recorder.js';
 import { startServer, type RunningServer } from '../../src/server/server.js';
+import { timelineView } from '../../src/server/timeline.js';
+import { FakeClock } from '../../src/util/clock.js';
 import { freePort, nodeFixture, pod, startKubelet, stopKubelets, type Harness } from '../e2e/helpers.js';
 import { browserTests, launchBrowser, type Browser } from './browser.js';
 
@@ -25,8 +28,8 @@ afterEach(async () => {
   await stopKubelets(TEST_ID);
 });
 
-async function open(h: Harness) {
-  server = await startServer(h.kubelet, { port: 0 });
+async function open(h: Harness | { view: Parameters<typeof startServer>[0] }) {
+  server = await startServer('view' in h ? h.view : h.kubelet, { port: 0 });
   browser = await launchBrowser();
   const page = await browser.context.newPage();
   const errors: string[] = [];
@@ -98,4 +101,28 @@ describe.runIf(browserTests.run)(`dashboard in headless Chromium${browserTests.r
     expect(await page.locator('#events .event .reason').allTextContents()).toSatisfy((r: string[]) => r.every((x) => x.startsWith('Killing')));
     expect(errors).toEqual([]);
   }, 60_000);
+
+  it('draws a finished timeline whole (what simulate --ui serves)', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const recorder = new FlightRecorder(clock);
+    const ring = recorder.ringFor({ podUID: 'u1', pod: 'sim', namespace: 'default', container: 'app', probeType: 'liveness', handler: 'httpGet', periodSeconds: 10, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 });
+    let cached: 'success' | 'failure' = 'success';
+    for (let i = 0; i < 6; i++) {
+      const slot = ring.begin(clock.now(), clock.now(), 'sim://1');
+      const verdict = i < 3 ? 'success' : 'failure';
+      const before = cached;
+      if (i === 5) cached = 'failure';
+      ring.commit(slot, clock.now() + 5, verdict, undefined, before, cached);
+      await clock.advance(10_000);
+    }
+    recorder.noteAction('u1', 'app', 'liveness', 'Killing', 'Container app failed liveness probe, will be restarted');
+    const simPod: Pod = { metadata: { name: 'sim', namespace: 'default', uid: 'u1' }, spec: { containers: [{ name: 'app' }] }, status: { phase: 'Running' } };
+    const { page, errors } = await open({ view: timelineView({ pods: [simPod], events: [], probes: recorder.histories() }) });
+    await expect.poll(() => page.locator('#connection').textContent()).toBe('finished timeline');
+    const lane = page.locator('svg.lane[data-container="app"][data-probe="liveness"]');
+    await expect.poll(() => lane.locator('.mark').count()).toBe(6);
+    expect(await lane.locator('.mark.failure').count()).toBe(3);
+    expect(await lane.locator('.marker.kill').count()).toBe(1);
+    expect(errors).toEqual([]);
+  });
 });
