@@ -181,7 +181,14 @@ export class ProbeRing {
    * Completes an attempt begun with `begin`: the verdict, whether it errored, and the
    * cached result before and after the worker counted it. Records the transitions.
    */
-  commit(slot: AttemptSlot, end: number, verdict: Result, error: Error | undefined, before: Result | undefined, after: Result | undefined): void {
+  commit(
+    slot: AttemptSlot,
+    end: number,
+    verdict: Result,
+    error: Error | undefined,
+    before: Result | undefined,
+    after: Result | undefined,
+  ): void {
     slot.durationMs = end - slot.start;
     slot.verdict = verdict;
     slot.errored = error !== undefined;
@@ -195,16 +202,17 @@ export class ProbeRing {
 
     if (slot.errored) this.errored++;
     else if (verdict === 'failure') this.failures++;
-    const listening = this.owner.listening();
-    if (listening) this.owner.emit({ kind: 'attempt', ring: this.info, attempt: toRecord(slot) });
+    if (this.owner.listening()) this.owner.emit({ kind: 'attempt', ring: this.info, attempt: toRecord(slot) });
 
     if (!slot.errored && this.lastVerdict !== undefined && verdict !== this.lastVerdict) {
-      this.addTransition({ time: end, kind: 'verdict', seq: slot.seq, from: this.lastVerdict, to: verdict, message: `probe ${verdict === 'success' ? 'succeeded' : 'failed'} after ${this.lastVerdict}` });
+      const message = `probe ${verdict === 'success' ? 'succeeded' : 'failed'} after ${this.lastVerdict}`;
+      this.addTransition({ time: end, kind: 'verdict', seq: slot.seq, from: this.lastVerdict, to: verdict, message });
     }
     if (!slot.errored) this.lastVerdict = verdict;
     if (after !== before && after !== undefined) {
       if (after === 'success' && this.firstSuccessAt === undefined) this.firstSuccessAt = end;
-      const threshold = after === 'success' ? `successThreshold ${this.info.successThreshold}` : `failureThreshold ${this.info.failureThreshold}`;
+      const threshold =
+        after === 'success' ? `successThreshold ${this.info.successThreshold}` : `failureThreshold ${this.info.failureThreshold}`;
       this.addTransition({
         time: end,
         kind: 'threshold',
@@ -227,8 +235,8 @@ export class ProbeRing {
     const n = this.slots.length;
     for (let i = 1; i <= n && attempts.length < limit; i++) {
       const slot = this.slots[(this.next - i + n * 2) % n];
-      // A slot begun but not committed yet (probe in flight) has no verdict yet.
-      if (slot !== undefined && slot.verdict !== undefined && slot.seq > 0 && slot.durationMs >= 0) attempts.push(toRecord(slot));
+      // A slot begun but not committed (a probe in flight) has no duration yet.
+      if (slot !== undefined && slot.durationMs >= 0) attempts.push(toRecord(slot));
     }
     const transitions: ProbeTransitionRecord[] = [];
     const m = this.transitions.length;
