@@ -96,7 +96,7 @@ async function respond(view: KubeletView, req: IncomingMessage, res: ServerRespo
     send(res, method, { status: 403, headers: { 'Content-Type': 'application/json' }, body: `${JSON.stringify(forbiddenStatus())}\n` });
     return;
   }
-  if ((method === 'GET' || method === 'HEAD') && path === '/stream') {
+  if (method === 'GET' && path === '/stream') {
     serveStream(view, req, res, ctx.clock, dashboardHeaders('text/event-stream'));
     return;
   }
