@@ -431,6 +431,11 @@ function toRecord(slot: AttemptSlot): ProbeAttemptRecord {
   return record;
 }
 
+/**
+ * The first {@link RECORDED_TEXT_CHARS} characters, as a string of their own: a plain
+ * `slice` of a long string may keep the whole original (up to 10 KiB) alive in the ring.
+ */
 function clip(text: string): string {
-  return text.length <= RECORDED_TEXT_CHARS ? text : text.slice(0, RECORDED_TEXT_CHARS);
+  if (text.length <= RECORDED_TEXT_CHARS) return text;
+  return Buffer.from(text.slice(0, RECORDED_TEXT_CHARS), 'utf8').toString('utf8');
 }

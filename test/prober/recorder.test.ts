@@ -229,3 +229,14 @@ describe('flight recorder: what the handler saw (real prober, real targets)', ()
     expect(x?.attempts[0]).toMatchObject({ details: { exitCode: 3 }, message: 'nope\n', outcome: 'failure' });
   });
 });
+
+describe('flight recorder: long texts', () => {
+  it('keeps the first 1024 characters of a message', async () => {
+    const e = makeEngine();
+    const w = e.newWorker('readiness');
+    e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: true }));
+    e.prober.error = new Error('x'.repeat(5000));
+    await w.doProbe();
+    expect(e.manager.flightRecorder?.histories()[0]?.attempts[0]?.message).toBe('x'.repeat(1024));
+  });
+});
