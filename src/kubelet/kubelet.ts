@@ -9,10 +9,11 @@ import { Registry } from 'prom-client';
 import type { AdmitResult } from '../api/admit.js';
 import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS } from '../api/defaults.js';
 import { serializeTimes, toKubeTime } from '../api/time.js';
-import type { Container, Event, Pod, PodStatus } from '../api/types.js';
+import type { Event, Pod, PodStatus } from '../api/types.js';
 import { ProbeManager } from '../prober/manager.js';
 import type { FlightRecorderOptions, HistoryFilter, ProbeHistory, RecorderEntry } from '../prober/recorder.js';
 import { containerShouldRestart } from '../prober/restart-rules.js';
+import { killGracePeriodSeconds, MINIMUM_KILL_GRACE_SECONDS } from '../prober/kill-policy.js';
 import { ResultsManager } from '../prober/results.js';
 import type { ProbeType, ResultUpdate } from '../prober/types.js';
 import type { ContainerEvent, ContainerRuntime, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
@@ -31,14 +32,13 @@ import { createEventRecorder, type EventFilter, type InMemoryEventRecorder } fro
 import { generatePodStatus, type ContainerRecord } from './pod-status.js';
 import { StatusManager } from './status-manager.js';
 
+// The kill grace formula lives in prober/ so that check/ predicts exactly what the kubelet does.
+export { killGracePeriodSeconds, MINIMUM_KILL_GRACE_SECONDS } from '../prober/kill-policy.js';
+
 /** The kubelet's housekeeping period (`housekeepingPeriod`). */
 export const HOUSEKEEPING_PERIOD_MS = 2_000;
 /** `syncFrequency`: every pod is re-synced at least this often (jittered up to +50%). */
 export const SYNC_FREQUENCY_MS = 60_000;
-/** `minimumGracePeriodInSeconds`: a probe-triggered kill always gets at least this long. */
-export const MINIMUM_KILL_GRACE_SECONDS = 2;
-/** Grace when the pod has no `terminationGracePeriodSeconds` at all (never after defaulting). */
-const FALLBACK_KILL_GRACE_SECONDS = 2;
 /** How soon a container whose spec the runtime refused is tried again (the pod worker's back-off). */
 const CONFIG_ERROR_RETRY_MS = 10_000;
 /** Immediate re-syncs of one pod in a row before the loop yields to timers and I/O (a safety net). */
@@ -613,19 +613,4 @@ export class Kubelet {
   private warn(what: string, err: unknown): void {
     process.emitWarning(`${what}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   }
-}
-
-/**
- * §10.6: the pod's deletion grace if it is being deleted; else the failing probe's own
- * `terminationGracePeriodSeconds`, else the pod's; floored at 2 s like the kubelet.
- */
-export function killGracePeriodSeconds(pod: Pod, container: Container, kind: ProbeType): number {
-  const deletion = pod.metadata?.deletionGracePeriodSeconds;
-  let grace: number;
-  if (deletion !== undefined && deletion !== null) grace = deletion;
-  else if (pod.spec?.terminationGracePeriodSeconds !== undefined) {
-    const probe = kind === 'startup' ? container.startupProbe : container.livenessProbe;
-    grace = probe?.terminationGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds;
-  } else grace = FALLBACK_KILL_GRACE_SECONDS;
-  return Math.max(grace, MINIMUM_KILL_GRACE_SECONDS);
 }
