@@ -18,9 +18,9 @@
  * - Liveness and readiness wait until the container is `started` (at once without a
  *   startup probe, at the startup probe's success with one).
  *
- * Every window below is `[earliest, latest)` over the ticker's phase: `earliest` when the
- * first probe lands exactly at `initialDelaySeconds`, `latest` (a supremum, never quite
- * reached) when it lands just under a period later.
+ * Every window below runs from `earliest` (the first probe that sees the container, or the
+ * hang, lands at once: exactly at `initialDelaySeconds`, or at the hang) to `latest` (it lands a
+ * full period later: the container started, or the app hung, just after a tick).
  */
 import type { ManifestObject } from '../api/documents.js';
 import {
@@ -38,7 +38,7 @@ import type { ContainerBudget, ContainerRole } from './types.js';
 /** How a failing probe fails: at once (nothing listens yet, exec exits ≠ 0) or at its timeout (a hung app). */
 export type FailureMode = 'refused' | 'timeout';
 
-/** A span of time in seconds over every phase of the ticker: `[earliestSeconds, latestSeconds)`. */
+/** A span of time in seconds over every phase of the ticker, both ends included. */
 export interface TimeWindow {
   earliestSeconds: number;
   latestSeconds: number;
@@ -110,11 +110,14 @@ export interface StartupGuard {
    */
   alwaysSurvivesSeconds: number;
   /**
-   * The first start-up time that is killed whatever the phase:
-   * `initialDelaySeconds + failureThreshold × periodSeconds` (= `startupBudgetSeconds`).
-   * Between the two, whether a start is killed depends on the ticker's phase.
+   * `initialDelaySeconds + failureThreshold × periodSeconds` (= `startupBudgetSeconds`): the
+   * latest the kill can come, and the longest start-up that can survive — only when the first
+   * probe lands a full period after `initialDelaySeconds` (a container started at the very
+   * instant of a tick with no initial delay, which a virtual clock produces: that tick does not
+   * see it yet). A longer start-up is killed whatever the phase; between `alwaysSurvivesSeconds`
+   * and this, whether a start is killed depends on the phase.
    */
-  alwaysKilledSeconds: number;
+  budgetSeconds: number;
 }
 
 /**
@@ -128,7 +131,7 @@ export function startupGuard(container: Container): StartupGuard | undefined {
   const probe = kind === undefined ? undefined : container[PROBE_FIELD[kind]];
   if (kind === undefined || !probe) return undefined;
   const window = failureWindow(probe, 'refused', true);
-  return { kind, probe, alwaysSurvivesSeconds: window.earliestSeconds, alwaysKilledSeconds: window.latestSeconds };
+  return { kind, probe, alwaysSurvivesSeconds: window.earliestSeconds, budgetSeconds: window.latestSeconds };
 }
 
 /** `liveness 3 × 10s` or `startupProbe initialDelaySeconds 5 + 30 × 10s`: how a budget was made, for messages. */
@@ -169,10 +172,11 @@ export function backOffAfterRestarts(restarts: number): number {
  * start-up and Ready) or from the moment the app hangs (for the hang budgets); `null`
  * where no probe bounds it.
  *
- * - `startupBudgetSeconds` — **the first start-up time that gets killed whatever the
- *   phase** (the latest possible kill): startup probe (else liveness)
- *   `initialDelaySeconds + failureThreshold × periodSeconds`, failing probes failing at once
- *   (see `startupGuard`; a start-up that takes up to one period less always survives).
+ * - `startupBudgetSeconds` — **the last start-up time that can survive** (convention: "last
+ *   that survives", in the most favourable phase; it is also the latest the kill can come):
+ *   startup probe (else liveness) `initialDelaySeconds + failureThreshold × periodSeconds`,
+ *   failing probes failing at once. Any longer start-up is killed whatever the phase; one up
+ *   to a period shorter always survives; in between it depends on the phase (`startupGuard`).
  * - `earliestReadySeconds` — **the earliest** Ready: readiness (gated by the startup probe's
  *   earliest success, `initialDelaySeconds`) at `max(startup delay, readiness delay) +
  *   (successThreshold − 1) × periodSeconds`; with only a startup probe, its own delay;
@@ -197,7 +201,7 @@ export function computeBudget(object: ManifestObject, pod: Pod, container: Conta
     object: { apiVersion: object.apiVersion, kind: object.kind, namespace: object.namespace, name: object.name },
     container: container.name,
     probes,
-    startupBudgetSeconds: guard?.alwaysKilledSeconds ?? null,
+    startupBudgetSeconds: guard?.budgetSeconds ?? null,
     earliestReadySeconds: probing ? earliestReadySeconds(container) : null,
     hangToKillSeconds: hangToKill,
     hangToNotReadySeconds: hangToNotReady,

@@ -223,9 +223,9 @@ describe('startupBudgetSeconds against the engine: a container that never starts
     });
   }
 
-  it('convention: at the latest phase a start-up of budget − 1 ms survives and one of exactly the budget is killed', async () => {
+  it('convention: 1 ms short of the latest phase, a start-up of budget − 1 ms survives and one of exactly the budget is killed', async () => {
     const probes = { livenessProbe: { ...http } };
-    const budget = startupGuard(podWith({ name: 'app', ...probes }).spec?.containers[0] as Container)?.alwaysKilledSeconds ?? 0;
+    const budget = startupGuard(podWith({ name: 'app', ...probes }).spec?.containers[0] as Container)?.budgetSeconds ?? 0;
     expect(budget).toBe(30);
     for (const [needs, killed] of [
       [budget * MS - EPS, false],
@@ -237,6 +237,24 @@ describe('startupBudgetSeconds against the engine: a container that never starts
       h.app.readyAt = start + needs;
       await h.engine.clock.advance(60 * MS);
       expect(h.firstVerdict('liveness', 'failure', start) !== undefined).toBe(killed);
+    }
+  });
+
+  it('convention: a container started at the very instant of a tick (no initialDelay) is killed at exactly the budget; a start-up of exactly the budget survives, 1 ms more is killed', async () => {
+    const probes = { livenessProbe: { ...http } };
+    const never = harness(probes);
+    const start = await startWithPhase(never, 10, 0, 0); // that tick probes before the start: the next one is a period later
+    await never.engine.clock.advance(60 * MS);
+    expect(never.firstVerdict('liveness', 'failure', start)).toBe(30 * MS);
+    for (const [needs, killed] of [
+      [30 * MS, false],
+      [30 * MS + EPS, true],
+    ] as const) {
+      const h = harness(probes);
+      const at = await startWithPhase(h, 10, 0, 0);
+      h.app.readyAt = at + needs;
+      await h.engine.clock.advance(60 * MS);
+      expect(h.firstVerdict('liveness', 'failure', at) !== undefined).toBe(killed);
     }
   });
 

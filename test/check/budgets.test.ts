@@ -81,9 +81,9 @@ describe('failureWindow and startupGuard', () => {
     expect(startupGuard({ name: 'a', livenessProbe: http, startupProbe: { ...http, failureThreshold: 30 } })).toMatchObject({
       kind: 'startup',
       alwaysSurvivesSeconds: 290,
-      alwaysKilledSeconds: 300,
+      budgetSeconds: 300,
     });
-    expect(startupGuard({ name: 'a', livenessProbe: http })).toMatchObject({ kind: 'liveness', alwaysSurvivesSeconds: 20, alwaysKilledSeconds: 30 });
+    expect(startupGuard({ name: 'a', livenessProbe: http })).toMatchObject({ kind: 'liveness', alwaysSurvivesSeconds: 20, budgetSeconds: 30 });
     expect(startupGuard({ name: 'a', readinessProbe: http })).toBeUndefined();
   });
 });

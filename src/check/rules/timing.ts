@@ -193,7 +193,7 @@ Example:
       {
         severity: delay > 0 ? 'warning' : 'info',
         path: probePath(ctx, 'liveness', delay > 0 ? 'initialDelaySeconds' : undefined),
-        message: `${who(ctx)} has no startupProbe, so its liveness probe also times the start-up: an app not answering ${formatSeconds(guard.alwaysKilledSeconds)} after it starts is always killed, and one needing more than ${formatSeconds(guard.alwaysSurvivesSeconds)} is killed on some starts (${describeFailureBudget('liveness', live, true)})${delay > 0 ? `, while initialDelaySeconds ${delay} is only a guess at the start-up time` : ''}; add a startupProbe with failureThreshold × periodSeconds ≥ the slowest start-up + one period, or pass --startup-time ${ctx.container.name}=DURATION to check it`,
+        message: `${who(ctx)} has no startupProbe, so its liveness probe also times the start-up: an app not answering within ${formatSeconds(guard.budgetSeconds)} of its start is always killed, and one needing more than ${formatSeconds(guard.alwaysSurvivesSeconds)} is killed on some starts (${describeFailureBudget('liveness', live, true)})${delay > 0 ? `, while initialDelaySeconds ${delay} is only a guess at the start-up time` : ''}; add a startupProbe with failureThreshold × periodSeconds ≥ the slowest start-up + one period, or pass --startup-time ${ctx.container.name}=DURATION to check it`,
       },
     ];
   },
@@ -214,11 +214,11 @@ export const startupTimeExceedsBudget: Rule = {
   id: 'startup-time-exceeds-budget',
   severity: 'error',
   summary: '--startup-time longer than the startup budget: the kubelet kills the app before it has started.',
-  explain: `What: given --startup-time CONTAINER=DURATION, a container whose start-up takes at least as
-long as its startup budget — the startup probe's (else the liveness probe's)
-initialDelaySeconds + failureThreshold × periodSeconds. An error when every start is killed; a
-warning when the start-up falls within the last period of the budget, where the kill depends on
-when the first probe happens to land.
+  explain: `What: given --startup-time CONTAINER=DURATION, a container whose start-up does not fit its
+startup budget — the startup probe's (else the liveness probe's) initialDelaySeconds +
+failureThreshold × periodSeconds. An error when the start-up is longer than the budget (every
+start is killed); a warning when it falls within the budget's last period, where the kill
+depends on when the first probe happens to land.
 Why: the kill restarts the start-up from scratch and the pod never becomes Ready: CrashLoopBackOff
 (apache/camel-k #2173; treeverse/charts #143; mitodl/ol-infrastructure PR #5269 and
 operator-framework/operator-lifecycle-manager PR #3876 show budgets miscounted by hand).
@@ -234,10 +234,10 @@ Example: an app that needs 40s:
     const guard = startupGuard(ctx.container);
     if (ctx.role === 'init' || needs === undefined || !guard || needs <= guard.alwaysSurvivesSeconds) return [];
     const budget = describeFailureBudget(guard.kind, guard.probe, true);
-    const always = needs >= guard.alwaysKilledSeconds;
+    const always = needs > guard.budgetSeconds;
     const kills = always
-      ? `the kubelet kills it after ${formatSeconds(guard.alwaysKilledSeconds)} at the latest (${budget}): every start ends in a kill and the pod crash-loops`
-      : `the kubelet kills it on starts where the first ${guard.kind} probe lands early: between ${formatSeconds(guard.alwaysSurvivesSeconds)} and ${formatSeconds(guard.alwaysKilledSeconds)} (${budget})`;
+      ? `the kubelet kills it after ${formatSeconds(guard.budgetSeconds)} at the latest (${budget}): every start ends in a kill and the pod crash-loops`
+      : `the kubelet kills it on starts where the first ${guard.kind} probe lands early: between ${formatSeconds(guard.alwaysSurvivesSeconds)} and ${formatSeconds(guard.budgetSeconds)} (${budget})`;
     return [
       {
         severity: always ? 'error' : 'warning',
@@ -253,7 +253,7 @@ function sidecarChain(ctx: ContainerContext): { name: string; index: number; bud
   return (ctx.pod.spec?.initContainers ?? []).flatMap((c, index) => {
     if (c.restartPolicy !== 'Always' || !c.startupProbe) return [];
     const guard = startupGuard(c);
-    return guard ? [{ name: c.name, index, budget: guard.alwaysKilledSeconds }] : [];
+    return guard ? [{ name: c.name, index, budget: guard.budgetSeconds }] : [];
   });
 }
 
@@ -282,14 +282,14 @@ Example: startupProbe { periodSeconds: 10, failureThreshold: 90 } (900 s) needs
     if (!guard) return [];
     const chain = sidecarChain(ctx);
     const before = chain.reduce((sum, s) => sum + s.budget, 0);
-    const total = before + guard.alwaysKilledSeconds;
+    const total = before + guard.budgetSeconds;
     const spec = ctx.object.value['spec'];
     const set = typeof spec === 'object' && spec !== null ? (spec as Record<string, unknown>)['progressDeadlineSeconds'] : undefined;
     const deadline = typeof set === 'number' ? set : DEFAULT_PROGRESS_DEADLINE_SECONDS;
     if (total <= deadline) return [];
     const parts = [
       ...chain.map((s) => `sidecar ${JSON.stringify(s.name)} ${formatSeconds(s.budget)}`),
-      `${describeFailureBudget(guard.kind, guard.probe, true)} = ${formatSeconds(guard.alwaysKilledSeconds)}`,
+      `${describeFailureBudget(guard.kind, guard.probe, true)} = ${formatSeconds(guard.budgetSeconds)}`,
     ].join(' + ');
     return [
       {
@@ -418,7 +418,7 @@ it emits at most 1.`,
     const needs = startupTimeOf(ctx);
     const guard = startupGuard(ctx.container);
     if (ctx.role === 'init' || needs === undefined) return [];
-    if (guard && needs >= guard.alwaysKilledSeconds) return []; // killed anyway: startup-time-exceeds-budget says so
+    if (guard && needs > guard.budgetSeconds) return []; // killed anyway: startup-time-exceeds-budget says so
     // With a startup probe, liveness and readiness wait for it; without one, both run from the start.
     const running = probesOf(ctx.container).filter(({ kind }) => (ctx.container.startupProbe ? kind === 'startup' : kind !== 'startup'));
     const counts = running
