@@ -249,6 +249,6 @@ export function formatBudgetTable(budgets: readonly ContainerBudget[]): string {
   return [
     line(header),
     ...rows.map(line),
-    'times from the container\'s start (start-up, Ready) or from the moment the app hangs; "≤" = worst case, kill grace included',
+    '(times from the container\'s start, or from the moment the app hangs; ≤ = worst case, kill grace included)',
   ].join('\n');
 }

@@ -120,7 +120,7 @@ describe('formatBudgetTable', () => {
         'CONTAINER  PROBES                      KILLED IF NOT STARTED BY  READY AT THE EARLIEST  HANG → NOT READY  HANG → KILLED',
         'app        liveness,readiness,startup  5m0s                      0s                     ≤ 31s             ≤ 41s',
         'worker     -                           never killed              when started           never             never',
-        'times from the container\'s start (start-up, Ready) or from the moment the app hangs; "≤" = worst case, kill grace included',
+        '(times from the container\'s start, or from the moment the app hangs; ≤ = worst case, kill grace included)',
       ].join('\n'),
     );
     expect(formatBudgetTable([])).toBe('');

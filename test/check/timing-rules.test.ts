@@ -134,21 +134,26 @@ describe('startup-time-exceeds-budget', () => {
   });
 });
 
-describe('liveness-without-startup-probe', () => {
-  it('warning when liveness guesses the start-up with initialDelaySeconds, info otherwise, with the window', () => {
-    const [warn] = check('liveness-without-startup-probe', deployment([app({ livenessProbe: { ...http, initialDelaySeconds: 10 } })]));
-    expect(warn?.severity).toBe('warning');
-    expect(warn?.field).toBe('spec.template.spec.containers[0].livenessProbe.initialDelaySeconds');
-    expect(warn?.message).toContain('always killed, and one needing more than 30s is killed on some starts (liveness initialDelaySeconds 10 + 3 × 10s)');
-    expect(warn?.message).toContain('an app not answering within 40s of its start is always killed');
-    const [info] = check('liveness-without-startup-probe', deployment([app({ livenessProbe: http })]));
-    expect(info?.severity).toBe('info');
+describe('liveness-delay-as-startup', () => {
+  it('fails when liveness guesses the start-up with initialDelaySeconds and there is no startup probe, with the window', () => {
+    const seen = check('liveness-delay-as-startup', deployment([app({ livenessProbe: { ...http, initialDelaySeconds: 10 } })]));
+    expect(seen).toEqual([
+      {
+        container: 'app',
+        severity: 'warning',
+        field: 'spec.template.spec.containers[0].livenessProbe.initialDelaySeconds',
+        message:
+          'container "app" has no startupProbe, so its liveness probe times the start-up with initialDelaySeconds 10 as a guess: an app not answering within 40s of its start is always killed, and one needing more than 30s on some starts (liveness initialDelaySeconds 10 + 3 × 10s); add a startupProbe with failureThreshold × periodSeconds ≥ the slowest start-up + one period and drop initialDelaySeconds, or pass --startup-time app=DURATION to check it',
+      },
+    ]);
   });
 
-  it('passes with a startup probe, without liveness, or when --startup-time checks it in numbers', () => {
-    expect(check('liveness-without-startup-probe', deployment([app({ livenessProbe: http, startupProbe: http })]))).toEqual([]);
-    expect(check('liveness-without-startup-probe', deployment([app({ readinessProbe: http })]))).toEqual([]);
-    expect(check('liveness-without-startup-probe', deployment([app({ livenessProbe: http })]), { app: 5 })).toEqual([]);
+  it('passes with a startup probe, without a delay, without liveness, or when --startup-time checks it in numbers', () => {
+    const delayed = { ...http, initialDelaySeconds: 10 };
+    expect(check('liveness-delay-as-startup', deployment([app({ livenessProbe: delayed, startupProbe: http })]))).toEqual([]);
+    expect(check('liveness-delay-as-startup', deployment([app({ livenessProbe: http })]))).toEqual([]);
+    expect(check('liveness-delay-as-startup', deployment([app({ readinessProbe: delayed })]))).toEqual([]);
+    expect(check('liveness-delay-as-startup', deployment([app({ livenessProbe: delayed })]), { app: 5 })).toEqual([]);
   });
 });
 

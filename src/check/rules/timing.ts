@@ -164,36 +164,37 @@ Example:
   },
 };
 
-export const livenessWithoutStartupProbe: Rule = {
-  id: 'liveness-without-startup-probe',
-  severity: 'info',
-  summary: 'No startupProbe: the liveness probe also decides how long the app may take to start.',
-  explain: `What: a container with a livenessProbe and no startupProbe. It is a warning when the
-liveness probe has an initialDelaySeconds (a guess at the start-up time), information otherwise.
-Why: without a startup probe the liveness probe runs from the start: an app that is not answering
-by initialDelaySeconds + failureThreshold × periodSeconds is killed, and one that needs more than
-initialDelaySeconds + (failureThreshold − 1) × periodSeconds is killed on some starts (the first
+export const livenessDelayAsStartup: Rule = {
+  id: 'liveness-delay-as-startup',
+  severity: 'warning',
+  summary: 'No startupProbe, and liveness initialDelaySeconds guesses the start-up time: a slower start is killed.',
+  explain: `What: a container with no startupProbe whose livenessProbe has an initialDelaySeconds — the
+pattern of guessing the start-up time that the startup probe replaced.
+Why: without a startup probe the liveness probe times the start-up: an app that is not answering
+within initialDelaySeconds + failureThreshold × periodSeconds is always killed, and one that needs
+more than initialDelaySeconds + (failureThreshold − 1) × periodSeconds on some starts (the first
 probe lands anywhere within a period). A start slowed by a busy node, a CPU limit or a cold cache
 then ends in CrashLoopBackOff (apache/camel-k #2173, treeverse/charts #143, sapcc/helm-charts
-PR #11365). A long initialDelaySeconds instead delays noticing a hang for the container's whole
-life. kube-linter rejected a no-startup-probe rule (stackrox/kube-linter #505); nobody checks the time.
-Fix: add a startupProbe with the same check and failureThreshold × periodSeconds ≥ the slowest
-start-up plus one period, and drop initialDelaySeconds from liveness. Pass --startup-time
+PR #11365), while the delay also postpones noticing a hang after every restart. kube-linter
+rejected a no-startup-probe rule (stackrox/kube-linter #505); nobody checks the time.
+Fix: a startupProbe with the same check and failureThreshold × periodSeconds ≥ the slowest
+start-up plus one period; drop initialDelaySeconds from liveness. Pass --startup-time
 CONTAINER=DURATION to have the start-up checked in numbers.
 Example:
   startupProbe:  { httpGet: { path: /healthz, port: 8080 }, periodSeconds: 10, failureThreshold: 12 }
   livenessProbe: { httpGet: { path: /healthz, port: 8080 }, periodSeconds: 10, failureThreshold: 3 }`,
   check(ctx): RuleFinding[] {
     const live = ctx.container.livenessProbe;
+    // With --startup-time, startup-time-exceeds-budget says it in numbers; without a delay, the
+    // presence rule for startup probes covers it and the budget table shows the time.
     if (ctx.role === 'init' || !live || ctx.container.startupProbe || startupTimeOf(ctx) !== undefined) return [];
     const guard = startupGuard(ctx.container);
-    if (!guard) return [];
     const delay = probeTiming(live).initialDelay;
+    if (!guard || delay <= 0) return [];
     return [
       {
-        severity: delay > 0 ? 'warning' : 'info',
-        path: probePath(ctx, 'liveness', delay > 0 ? 'initialDelaySeconds' : undefined),
-        message: `${who(ctx)} has no startupProbe, so its liveness probe also times the start-up: an app not answering within ${formatSeconds(guard.budgetSeconds)} of its start is always killed, and one needing more than ${formatSeconds(guard.alwaysSurvivesSeconds)} is killed on some starts (${describeFailureBudget('liveness', live, true)})${delay > 0 ? `, while initialDelaySeconds ${delay} is only a guess at the start-up time` : ''}; add a startupProbe with failureThreshold × periodSeconds ≥ the slowest start-up + one period, or pass --startup-time ${ctx.container.name}=DURATION to check it`,
+        path: probePath(ctx, 'liveness', 'initialDelaySeconds'),
+        message: `${who(ctx)} has no startupProbe, so its liveness probe times the start-up with initialDelaySeconds ${delay} as a guess: an app not answering within ${formatSeconds(guard.budgetSeconds)} of its start is always killed, and one needing more than ${formatSeconds(guard.alwaysSurvivesSeconds)} on some starts (${describeFailureBudget('liveness', live, true)}); add a startupProbe with failureThreshold × periodSeconds ≥ the slowest start-up + one period and drop initialDelaySeconds, or pass --startup-time ${ctx.container.name}=DURATION to check it`,
       },
     ];
   },
@@ -443,7 +444,7 @@ it emits at most 1.`,
 /** The timing rules, in the order `--explain` and the README list them. */
 export const timingRules: Rule[] = [
   startupTimeExceedsBudget,
-  livenessWithoutStartupProbe,
+  livenessDelayAsStartup,
   livenessBeforeReadiness,
   timeoutNotBelowPeriod,
   execProbeDefaultTimeout,
