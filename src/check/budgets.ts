@@ -8,7 +8,7 @@
  * The model, read off `prober/worker.ts` and `prober/ticker.ts`:
  * - A worker probes at once and then on a fixed-rate (start-to-start) ticker whose phase is
  *   arbitrary relative to the container's start (workers exist before their container), so
- *   the first probe that passes `initialDelaySeconds` lands in `[D, D + P)` after the start.
+ *   the first probe that passes `initialDelaySeconds` lands between D and D + P after the start.
  * - A probe that ends within its period does not delay the next tick; one that takes
  *   `timeoutSeconds ≥ periodSeconds` is followed at once by the next (the one buffered
  *   tick), so failing probes that time out run every `max(P, T)`.
@@ -134,7 +134,7 @@ export function startupGuard(container: Container): StartupGuard | undefined {
   return { kind, probe, alwaysSurvivesSeconds: window.earliestSeconds, budgetSeconds: window.latestSeconds };
 }
 
-/** `liveness 3 × 10s` or `startupProbe initialDelaySeconds 5 + 30 × 10s`: how a budget was made, for messages. */
+/** `liveness 3 × 10s`, `startup initialDelaySeconds 5 + 30 × 10s`, `liveness 3 × 10s + timeout 1s`: how a budget was made, for messages. */
 export function describeFailureBudget(kind: ProbeType, probe: Probe, fromStart: boolean, mode: FailureMode = 'refused'): string {
   const t = probeTiming(probe);
   const delay = fromStart && t.initialDelay > 0 ? `initialDelaySeconds ${t.initialDelay} + ` : '';
