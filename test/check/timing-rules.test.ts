@@ -103,7 +103,7 @@ describe('startup-time-exceeds-budget', () => {
         severity: 'error',
         field: 'spec.template.spec.containers[0].livenessProbe',
         message:
-          'app needs 40s to start; the kubelet kills it after 30s at the latest (liveness 3 × 10s): every start ends in a kill and the pod crash-loops; add a startupProbe with failureThreshold × periodSeconds ≥ 50s (start-up 40s + one period, as the first probe can land up to a period late), e.g. failureThreshold: 5, periodSeconds: 10',
+          'app needs 40s to start; the kubelet kills it after 30s at the latest (liveness 3 × 10s): every start ends in a kill and the pod crash-loops (restarted at once, then after 10s, 20s, 40s, 1m20s, 2m40s, then every 5m0s); add a startupProbe with failureThreshold × periodSeconds ≥ 50s (start-up 40s + one period, as the first probe can land up to a period late), e.g. failureThreshold: 5, periodSeconds: 10',
       },
     ]);
   });
@@ -245,6 +245,27 @@ describe('startup-hang-unnoticed', () => {
 
   it('passes for a budget sized to a real start-up', () => {
     expect(check('startup-hang-unnoticed', deployment([app({ startupProbe: { ...http, failureThreshold: 30 } })]))).toEqual([]);
+  });
+});
+
+describe('hang-kill-unnoticed', () => {
+  it('fails when the pod grace makes a liveness kill take an hour (kubernetes #64715)', () => {
+    const seen = check('hang-kill-unnoticed', pod([app({ livenessProbe: http })], { terminationGracePeriodSeconds: 3600 }));
+    expect(seen).toEqual([
+      {
+        container: 'app',
+        severity: 'warning',
+        field: 'spec.containers[0].livenessProbe',
+        message:
+          "after a hang, container \"app\" is gone only after up to 1h0m31s: liveness fails after up to 31s (liveness 3 × 10s + timeout 1s), then the kill waits 1h0m0s for SIGKILL (the pod's terminationGracePeriodSeconds; a hung app ignores SIGTERM, kubernetes/kubernetes #64715); set livenessProbe.terminationGracePeriodSeconds, e.g. 30",
+      },
+    ]);
+  });
+
+  it('passes with the probe-level grace (KEP-2238) or a normal pod grace', () => {
+    const live = { ...http, terminationGracePeriodSeconds: 30 };
+    expect(check('hang-kill-unnoticed', pod([app({ livenessProbe: live })], { terminationGracePeriodSeconds: 3600 }))).toEqual([]);
+    expect(check('hang-kill-unnoticed', pod([app({ livenessProbe: http })]))).toEqual([]);
   });
 });
 

@@ -8,10 +8,12 @@ import type { FieldPath } from '../../api/documents.js';
 import type { Container, Probe } from '../../api/types.js';
 import type { ProbeType } from '../../prober/types.js';
 import {
+  backOffAfterRestarts,
   describeFailureBudget,
   failureInterval,
   failureWindow,
   formatSeconds,
+  livenessKillGraceSeconds,
   ONE_HOUR_SECONDS,
   PROBE_FIELD,
   probeTiming,
@@ -237,7 +239,7 @@ Example: an app that needs 40s:
     const budget = describeFailureBudget(guard.kind, guard.probe, true);
     const always = needs > guard.budgetSeconds;
     const kills = always
-      ? `the kubelet kills it after ${formatSeconds(guard.budgetSeconds)} at the latest (${budget}): every start ends in a kill and the pod crash-loops`
+      ? `the kubelet kills it after ${formatSeconds(guard.budgetSeconds)} at the latest (${budget}): every start ends in a kill and the pod crash-loops (${crashLoopSchedule()})`
       : `the kubelet kills it on starts where the first ${guard.kind} probe lands early: between ${formatSeconds(guard.alwaysSurvivesSeconds)} and ${formatSeconds(guard.budgetSeconds)} (${budget})`;
     return [
       {
@@ -248,6 +250,14 @@ Example: an app that needs 40s:
     ];
   },
 };
+
+/** `restarted at once, then after 10s, 20s, 40s, 1m20s, 2m40s, then every 5m0s`: the back-off of a crash loop, in numbers. */
+function crashLoopSchedule(): string {
+  const steps: string[] = [];
+  let n = 1;
+  for (; n < 64 && backOffAfterRestarts(n) < backOffAfterRestarts(n + 1); n++) steps.push(formatSeconds(backOffAfterRestarts(n)));
+  return `restarted at once, then after ${steps.join(', ')}, then every ${formatSeconds(backOffAfterRestarts(n))}`;
+}
 
 /** Sidecars with a startup probe that start before the regular containers, with their startup budgets. */
 function sidecarChain(ctx: ContainerContext): { name: string; index: number; budget: number }[] {
@@ -325,6 +335,40 @@ Example:
       {
         path: probePath(ctx, guard.kind, 'failureThreshold'),
         message: `a start-up of ${who(ctx)} that hangs is killed only after up to ${formatSeconds(hang)} (${describeFailureBudget(guard.kind, guard.probe, true, 'timeout')}, first probe up to a period after initialDelaySeconds): a stuck start goes unnoticed for ${hang >= 2 * ONE_HOUR_SECONDS ? 'hours' : 'an hour'}; size failureThreshold × periodSeconds from the slowest real start-up plus a margin`,
+      },
+    ];
+  },
+};
+
+export const hangKillUnnoticed: Rule = {
+  id: 'hang-kill-unnoticed',
+  severity: 'warning',
+  summary: 'A hung container is gone only an hour or more after the hang: the kill waits for a long grace period.',
+  explain: `What: a container whose liveness kill, counted from the moment the app hangs, completes an
+hour or more later: the liveness probe's detection time plus the kill's grace period — the liveness
+probe's terminationGracePeriodSeconds, else the pod's.
+Why: a hung app usually ignores SIGTERM, so the kubelet waits the whole grace period before
+SIGKILL; a pod grace of 3600 s (sized for a graceful drain) made liveness kills take an hour
+(kubernetes/kubernetes #64715). The probe-level terminationGracePeriodSeconds (KEP-2238, GA in
+1.28) exists for this; nobody checks it.
+Fix: give the liveness probe its own, short terminationGracePeriodSeconds.
+Example:
+  terminationGracePeriodSeconds: 3600
+  containers:
+  - name: app
+    livenessProbe:
+      httpGet: { path: /healthz, port: 8080 }
+      terminationGracePeriodSeconds: 30`,
+  check(ctx): RuleFinding[] {
+    const live = ctx.container.livenessProbe;
+    const total = ctx.budget.hangToKillSeconds;
+    if (ctx.role === 'init' || !live || total === null || total < ONE_HOUR_SECONDS) return [];
+    const grace = livenessKillGraceSeconds(ctx.pod, ctx.container);
+    const own = live.terminationGracePeriodSeconds !== undefined && live.terminationGracePeriodSeconds !== null;
+    return [
+      {
+        path: own ? probePath(ctx, 'liveness', 'terminationGracePeriodSeconds') : probePath(ctx, 'liveness'),
+        message: `after a hang, ${who(ctx)} is gone only after up to ${formatSeconds(total)}: liveness fails after up to ${formatSeconds(total - grace)} (${describeFailureBudget('liveness', live, false, 'timeout')}), then the kill waits ${formatSeconds(grace)} for SIGKILL (${own ? "the probe's" : "the pod's"} terminationGracePeriodSeconds; a hung app ignores SIGTERM, kubernetes/kubernetes #64715); ${own ? 'lower it' : 'set livenessProbe.terminationGracePeriodSeconds'}, e.g. 30`,
       },
     ];
   },
@@ -450,6 +494,7 @@ export const timingRules: Rule[] = [
   execProbeDefaultTimeout,
   startupExceedsProgressDeadline,
   startupHangUnnoticed,
+  hangKillUnnoticed,
   livenessEndsPod,
   sidecarStartupChain,
   startupUnhealthyEvents,
