@@ -450,7 +450,8 @@ export const startupUnhealthyEvents: Rule = {
   explain: `What: given --startup-time CONTAINER=DURATION, how many Warning "Unhealthy" events a normal,
 successful start emits: every probe that runs before the app answers fails and is reported, up to
 ceil((start-up − initialDelaySeconds) / periodSeconds) per probe (the startup probe; without one,
-liveness and readiness).
+liveness and readiness), on each probe's own schedule — every pod sync while the container is not
+Ready also probes readiness at once, which can add one.
 Why: Warning events during every rollout train people to ignore them, and CI gates or alerts on
 Warning events fail for a healthy start (devantler-tech/platform commit 19fb2b3: 5–7 events per
 cold start with a 2 s period). Nobody checks it.
