@@ -31,9 +31,26 @@ export {
   ManifestError,
   parseManifest,
   type AdmitResult,
+  podsOf,
   type ManifestOptions,
+  type ManifestPod,
   type RejectedPod,
 } from './api/manifest.js';
+export {
+  formatFieldPath,
+  formatProblem,
+  loadManifests,
+  parseManifestDocuments,
+  skippedNote,
+  type FieldPath,
+  type LoadOptions,
+  type ManifestLoad,
+  type ManifestObject,
+  type ManifestProblem,
+  type ManifestSkip,
+  type SourcePosition,
+} from './api/documents.js';
+export { POD_TEMPLATE_KINDS, WORKLOAD_KINDS, podTemplateHash, type PodNaming } from './api/workloads.js';
 
 // One-shot handlers
 export type { CommandRunner, Outcome, ProbeOutcome } from './probe/types.js';

@@ -229,7 +229,7 @@ async function targetFromManifest(flags: ProbeFlags, probeType: ProbeType): Prom
   const path = flags.filename ?? '';
   let pods: Pod[];
   try {
-    pods = (await loadManifestFile(path, { allowTemplates: true })).map(setPodDefaults);
+    pods = (await loadManifestFile(path)).map(setPodDefaults);
   } catch (err) {
     throw new CliUsageError(err instanceof Error ? err.message : String(err));
   }
