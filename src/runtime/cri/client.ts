@@ -86,6 +86,8 @@ export function createCriClient(endpoint: string): CriClient {
     if (typeof method !== 'function') throw new Error(`cri.proto has no method ${name}`);
     return (request: unknown, timeoutMs = DEFAULT_CALL_TIMEOUT_MS): Promise<unknown> =>
       new Promise((resolve, reject) => {
+        // A gRPC deadline is a wall-clock instant of the transport, not kubelet time: no Clock here.
+        // eslint-disable-next-line no-restricted-properties
         method.call(client, request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
           if (err) reject(err);
           else resolve(res);
