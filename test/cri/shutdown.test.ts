@@ -1,0 +1,130 @@
+/**
+ * `probelet run --runtime cri` as a real child process on containerd: the example
+ * Deployment becomes Ready on its pod IP; Ctrl-C (graceful) and a second Ctrl-C (forced)
+ * both leave nothing behind — no sandbox or container of the run in the CRI listings, no
+ * container process, no pod network namespace.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { afterEach, expect, it } from 'vitest';
+import type { Pod } from '../../src/api/types.js';
+import { createCriClient } from '../../src/runtime/cri/client.js';
+import { PID_LABEL } from '../../src/runtime/cri/pod-config.js';
+import { aliveWithMarker } from '../helpers/processes.js';
+import { exitCode, markerVar, nothingLeft, scratch, startRun, type Scratch } from '../cli/run-child.js';
+import { BUSYBOX, CRI_ENDPOINT, describeCri } from './helpers.js';
+
+let s: Scratch | undefined;
+afterEach(() => {
+  s?.cleanup();
+  s = undefined;
+});
+
+/** What the CRI still lists for the probelet process `pid`. */
+async function listedFor(pid: number): Promise<string[]> {
+  const client = createCriClient(CRI_ENDPOINT);
+  try {
+    const filter = { label_selector: { [PID_LABEL]: String(pid) } };
+    const { items } = await client.ListPodSandbox({ filter });
+    const { containers } = await client.ListContainers({ filter });
+    return [...items.map((x) => `sandbox ${x.id}`), ...containers.map((x) => `container ${x.id}`)];
+  } finally {
+    client.close();
+  }
+}
+
+/** The /run/netns entries that are the network namespace of one of these processes. */
+function netnsOf(pids: number[]): string[] {
+  const inodes = new Set<number>();
+  for (const pid of pids) {
+    try {
+      inodes.add(statSync(`/proc/${pid}/ns/net`).ino);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  let names: string[] = [];
+  try {
+    names = readdirSync('/run/netns');
+  } catch {
+    return [];
+  }
+  return names.filter((name) => {
+    try {
+      return inodes.has(statSync(`/run/netns/${name}`).ino);
+    } catch {
+      return false;
+    }
+  });
+}
+
+function deployment(sc: Scratch, name: string): unknown {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          terminationGracePeriodSeconds: 2,
+          containers: [
+            {
+              name: 'httpd',
+              image: BUSYBOX,
+              command: ['sh', '-c', 'mkdir -p /www; echo ok >/www/healthz; exec httpd -f -p 8080 -h /www'],
+              env: [markerVar(sc)],
+              readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+describeCri('cri: probelet run --runtime cri', () => {
+  for (const forced of [false, true]) {
+    it(`${forced ? 'a second Ctrl-C (kill at once)' : 'Ctrl-C (graceful)'}: Ready on the pod IP, then no sandbox, container, process or netns left`, async () => {
+      s = scratch();
+      const file = s.manifest('deploy.yaml', deployment(s, 'web'));
+      const run = startRun(s, [file, '--runtime', 'cri', '--cri-endpoint', CRI_ENDPOINT, '--listen', '127.0.0.1:0', '-o', 'json']);
+      await run.waitForStdout((out) => readyPod(out) !== undefined, 20_000);
+      const pid = run.child.pid ?? 0;
+      const ready = readyPod(run.stdout());
+      // Named as the Deployment controller names its pods, with its IP on the CNI bridge.
+      expect(ready?.metadata?.name).toMatch(/^web-[a-z0-9]{8,10}-[a-z0-9]{5}$/);
+      expect(ready?.status?.podIP).toMatch(/^169\.254\.\d+\.\d+$/);
+      expect(await listedFor(pid)).not.toEqual([]);
+      const containerPids = aliveWithMarker(s.marker).map((p) => p.pid);
+      expect(containerPids.length).toBeGreaterThan(0);
+      const netns = netnsOf(containerPids);
+      expect(netns).toHaveLength(1);
+
+      run.child.kill('SIGINT');
+      if (forced) run.child.kill('SIGINT');
+      expect(await exitCode(run)).toBe(forced ? 130 : 0);
+      expect(await listedFor(pid)).toEqual([]);
+      expect(await nothingLeft(s.marker)).toBe(true);
+      expect(readdirSafe('/run/netns').filter((n) => netns.includes(n))).toEqual([]);
+    }, 40_000);
+  }
+});
+
+/** The first pod the JSON output shows Ready. */
+function readyPod(stdout: string): Pod | undefined {
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('{"type":"pod"')) continue;
+    const { pod } = JSON.parse(line) as { pod: Pod };
+    if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return pod;
+  }
+  return undefined;
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
