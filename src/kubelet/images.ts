@@ -36,8 +36,12 @@ export type EnsureImageResult =
       retryAfterMs: number;
     };
 
-/** How soon after a failed pull the pod is synced again (it then shows ImagePullBackOff). */
-const AFTER_PULL_FAILURE_SYNC_MS = 1_000;
+/**
+ * How long a failed pull shows `ErrImagePull` before the pod is synced again (and shows
+ * `ImagePullBackOff` for the rest of the back-off): the kubelet's pod worker retries a
+ * failed sync after a jittered back-off of its own, so users see both reasons in turn.
+ */
+const AFTER_PULL_FAILURE_SYNC_MS = 5_000;
 
 export class ImageManager {
   /** client-go `flowcontrol.Backoff` with the kubelet's image settings (10 s, max 300 s). */

@@ -92,6 +92,8 @@ export class Kubelet {
   private readonly random: () => number;
   private readonly backOff: CrashLoopBackOff;
   private readonly images: ImageManager;
+  /** `<pod uid>/<container>` → when its image may be tried again (after ErrImagePull and the like). */
+  private readonly imageRetryAt = new Map<string, number>();
   private readonly pods = new Map<string, PodRecord>();
   private readonly unsubscribe: Array<() => void> = [];
   private housekeepingTimer: unknown;
@@ -496,15 +498,20 @@ export class Kubelet {
   private async startContainer(rec: PodRecord, c: ContainerRecord): Promise<void> {
     if (!rec.sandbox) return;
     const attempt = c.current ? c.restartCount + 1 : 0;
-    // `EnsureImageExists` first: a missing image keeps the container waiting (ErrImagePull, ImagePullBackOff).
+    // `EnsureImageExists` first: a missing image keeps the container waiting (ErrImagePull,
+    // ImagePullBackOff), and the image is not tried again before the pod worker's retry.
+    const imageKey = `${rec.uid}/${c.spec.name}`;
+    if ((this.imageRetryAt.get(imageKey) ?? -Infinity) > this.clock.now()) return;
     const image = await this.images.ensureImageExists(rec.pod, c.spec, (type, reason, message) => this.event(rec, c, type, reason, message));
     if (!image.ok) {
       if (c.waiting?.reason !== image.reason || c.waiting.message !== image.message) rec.changed = true;
       c.waiting = { reason: image.reason, message: image.message };
       this.event(rec, c, 'Warning', 'Failed', `Error: ${image.reason}`);
+      this.imageRetryAt.set(imageKey, this.clock.now() + image.retryAfterMs);
       this.requestSyncAfter(rec, image.retryAfterMs);
       return;
     }
+    this.imageRetryAt.delete(imageKey);
     let started: RuntimeContainerStatus;
     try {
       started = await this.runtime.startContainer(rec.sandbox.id, rec.pod, c.spec, attempt);

@@ -22,18 +22,18 @@ afterEach(async ({ task }) => {
 });
 
 describeCri('cri: the runtime on containerd', () => {
-  it.concurrent('ExecSync passes exit code and output (stdout then stderr) through, with env and workingDir; a timeout is the runner TimeoutError after ~1 s; logs read back', async ({ task }) => {
+  it.concurrent('ExecSync passes exit code and output (stdout then stderr) through, with env and workingDir; a timeout is the runner TimeoutError; logs read back', async ({ task }) => {
     const h = await startCriKubelet(task.id);
     run(h, pod('exec', [bb(h, 'c', sh('echo started; echo warming >&2; exec sleep 600'), { env: [{ name: 'FOO', value: 'bar' }], workingDir: '/tmp' })], { terminationGracePeriodSeconds: 2 }));
     const id = (await waitRunning(h, 'exec', 'c')).containerID ?? '';
     // The container's output as `kubectl logs` shows it, read back from the CRI log file.
-    await until(() => (h.kubelet.containerLogs(id) === 'started\nwarming\n' ? true : undefined), 5000);
+    await until(() => (h.kubelet.containerLogs(id) === 'started\nwarming\n' ? true : undefined), 15_000);
     const result = await h.runtime.execSync(id, sh('echo out-$FOO; pwd; echo err >&2; exit 3'), 5000);
     expect(result).toEqual({ exitCode: 3, output: 'out-bar\n/tmp\nerr\n' });
     const t0 = performance.now();
-    const err = await h.runtime.execSync(id, ['sleep', '5'], 1000).catch((e: unknown) => e);
-    expect(performance.now() - t0).toBeLessThan(4000);
-    expect(err).toMatchObject({ name: 'TimeoutError', message: 'command timed out: command "sleep 5" timed out after 1s' });
+    const err = await h.runtime.execSync(id, ['sleep', '30'], 1000).catch((e: unknown) => e);
+    expect(performance.now() - t0).toBeLessThan(15_000);
+    expect(err).toMatchObject({ name: 'TimeoutError', message: 'command timed out: command "sleep 30" timed out after 1s' });
   });
 
   it.concurrent('a container without command runs the image CMD; args are $(VAR)-expanded; logs follow <pod dir>/<container>/<attempt>.log', async ({ task }) => {
