@@ -104,3 +104,8 @@ export { createProcessRuntime, type ProcessRuntimeOptions } from './runtime/proc
 // The read-only HTTP API
 export { startServer, type RunningServer, type ServerOptions } from './server/server.js';
 export type { KubeletView } from './server/view.js';
+
+// The CRI runtime (containerd, CRI-O) and the kubelet's image step
+export { createCriRuntime, DEFAULT_CRI_ENDPOINT, type CriRuntime, type CriRuntimeOptions } from './runtime/cri/cri-runtime.js';
+export type { ImageInfo } from './runtime/types.js';
+export { ERR_IMAGE_NEVER_PULL, ERR_IMAGE_PULL, IMAGE_PULL_BACK_OFF, shouldPullImage } from './kubelet/images.js';
