@@ -63,7 +63,8 @@ for dir in /sys/fs/cgroup/*/k8s.io /sys/fs/cgroup/k8s.io; do
   [ -d "$dir" ] && find "$dir" -depth -type d -exec rmdir {} \; 2>/dev/null
 done
 
-# 6. Files: the work dir and containerd's fixed runtime paths if nothing else uses them.
+# 6. Files: the default-endpoint link cri-up made (only if it is ours), the work dir and containerd's fixed runtime paths if nothing else uses them.
+[ -L /run/containerd/containerd.sock ] && [ "$(readlink /run/containerd/containerd.sock)" = "$SOCK" ] && rm -f /run/containerd/containerd.sock
 rm -rf "$W"
 # Shim sockets of killed shims stay in containerd's fixed /run/containerd/s: remove them
 # only when no other containerd is running on this machine.

@@ -4,7 +4,8 @@
 # state inside it, a CNI bridge on 169.254.213.0/24 (link-local: never the machine's uplink
 # nor a private range someone routes), a pause image built from a tiny static C program and
 # the busybox test image `probelet.local/busybox:test` built from busybox-static. No
-# registry is needed. Idempotent: a running instance is reused. Prints the endpoint.
+# registry is needed. Idempotent: a running instance is reused. Prints the endpoint, and
+# links the default endpoint /run/containerd/containerd.sock to it when nothing is there.
 # Facts behind each setting: docs/container-runtime-notes.md of the project's shared docs.
 set -euo pipefail
 
@@ -169,6 +170,15 @@ if ! ctr_ images ls -q | grep -qx "$BUSYBOX_IMAGE"; then
   printf 'root:x:0:\nnobody:x:65534:\n' >"$B/etc/group"
   import_image "$BUSYBOX_IMAGE" "$B" '["sh"]'
   rm -rf "$B"
+fi
+
+# The CRI default endpoint (`unix:///run/containerd/containerd.sock`, what probelet and crictl
+# use without a flag) points here when no containerd owns it; cri-down removes that link.
+DEFAULT_SOCK=/run/containerd/containerd.sock
+if [ ! -e "$DEFAULT_SOCK" ] && [ ! -L "$DEFAULT_SOCK" ]; then
+  mkdir -p /run/containerd
+  ln -s "$SOCK" "$DEFAULT_SOCK"
+  log "linked $DEFAULT_SOCK -> $SOCK (the default endpoint)"
 fi
 
 echo "unix://$SOCK"
