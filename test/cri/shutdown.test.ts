@@ -5,7 +5,7 @@
  * container process, no pod network namespace.
  */
 import { readdirSync, statSync } from 'node:fs';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import { createCriClient } from '../../src/runtime/cri/client.js';
 import { PID_LABEL } from '../../src/runtime/cri/pod-config.js';
@@ -57,7 +57,8 @@ function netnsOf(pids: number[]): string[] {
   });
 }
 
-function deployment(sc: Scratch, name: string): unknown {
+/** `ignoresTerm`: httpd under a shell that, as PID 1, ignores SIGTERM — only a kill stops it. */
+function deployment(sc: Scratch, name: string, ignoresTerm: boolean): unknown {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -67,12 +68,12 @@ function deployment(sc: Scratch, name: string): unknown {
       template: {
         metadata: { labels: { app: name } },
         spec: {
-          terminationGracePeriodSeconds: 2,
+          terminationGracePeriodSeconds: ignoresTerm ? 60 : 2,
           containers: [
             {
               name: 'httpd',
               image: BUSYBOX,
-              command: ['sh', '-c', 'mkdir -p /www; echo ok >/www/healthz; exec httpd -f -p 8080 -h /www'],
+              command: ['sh', '-c', `mkdir -p /www; echo ok >/www/healthz; ${ignoresTerm ? 'httpd -f -p 8080 -h /www & wait' : 'exec httpd -f -p 8080 -h /www'}`],
               env: [markerVar(sc)],
               readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
             },
@@ -87,7 +88,7 @@ describeCri('cri: probelet run --runtime cri', () => {
   for (const forced of [false, true]) {
     it(`${forced ? 'a second Ctrl-C (kill at once)' : 'Ctrl-C (graceful)'}: Ready on the pod IP, then no sandbox, container, process or netns left`, async () => {
       s = scratch();
-      const file = s.manifest('deploy.yaml', deployment(s, 'web'));
+      const file = s.manifest('deploy.yaml', deployment(s, 'web', forced));
       const run = startRun(s, [file, '--runtime', 'cri', '--cri-endpoint', CRI_ENDPOINT, '--listen', '127.0.0.1:0', '-o', 'json']);
       await run.waitForStdout((out) => readyPod(out) !== undefined, 20_000);
       const pid = run.child.pid ?? 0;
@@ -102,8 +103,12 @@ describeCri('cri: probelet run --runtime cri', () => {
       expect(netns).toHaveLength(1);
 
       run.child.kill('SIGINT');
-      if (forced) run.child.kill('SIGINT');
-      expect(await exitCode(run)).toBe(forced ? 130 : 0);
+      if (forced) {
+        // The graceful stop would wait out the 60 s grace: the second Ctrl-C kills at once.
+        await vi.waitFor(() => expect(run.stderr()).toContain('deleting every pod gracefully'), { timeout: 10_000 });
+        run.child.kill('SIGINT');
+      }
+      expect(await exitCode(run, 20_000)).toBe(forced ? 130 : 0);
       expect(await listedFor(pid)).toEqual([]);
       expect(await nothingLeft(s.marker)).toBe(true);
       expect(readdirSafe('/run/netns').filter((n) => netns.includes(n))).toEqual([]);

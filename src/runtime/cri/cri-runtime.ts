@@ -298,6 +298,9 @@ export class CriRuntime implements ContainerRuntime {
     await Promise.allSettled([...this.inFlight]);
     try {
       await this.removeAll({ [RUN_LABEL]: this.owner.runID });
+    } catch (err) {
+      // The runtime went away: what it still holds carries this run's labels for the next start to remove.
+      process.emitWarning(`could not remove the pods of this run from ${this.client.endpoint}: ${grpcMessage(err)}`);
     } finally {
       this.sandboxes.clear();
       this.containers.clear();
