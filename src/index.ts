@@ -105,6 +105,25 @@ export { createProcessRuntime, type ProcessRuntimeOptions } from './runtime/proc
 export { startServer, type RunningServer, type ServerOptions } from './server/server.js';
 export type { KubeletView } from './server/view.js';
 
+// Flight recorder and dashboard (issue #11)
+export {
+  DEFAULT_FLIGHT_RECORDER_CAPACITY,
+  FlightRecorder,
+  ProbeRing,
+  type FlightRecorderOptions,
+  type HistoryFilter,
+  type ProbeAttemptRecord,
+  type ProbeHandlerKind,
+  type ProbeHistory,
+  type ProbeRingInfo,
+  type ProbeTransitionRecord,
+  type RecorderEntry,
+} from './prober/recorder.js';
+export type { ProbeNote } from './prober/prober.js';
+export type { HandlerObservation } from './probe/types.js';
+export type { KubeletChange } from './kubelet/kubelet.js';
+export { timelineView, type Timeline } from './server/timeline.js';
+export type { ProbeQuery, ViewChange } from './server/view.js';
 // The CRI runtime (containerd, CRI-O) and the kubelet's image step
 export { createCriRuntime, DEFAULT_CRI_ENDPOINT, type CriRuntime, type CriRuntimeOptions } from './runtime/cri/cri-runtime.js';
 export type { ImageInfo } from './runtime/types.js';
