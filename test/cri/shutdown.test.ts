@@ -1,10 +1,11 @@
 /**
  * `probelet run --runtime cri` as a real child process on containerd: the example
- * Deployment becomes Ready on its pod IP; Ctrl-C (graceful) and a second Ctrl-C (forced)
+ * Deployment becomes Ready on its pod IP and is restarted by its liveness probe; Ctrl-C (graceful) and a second Ctrl-C (forced)
  * both leave nothing behind — no sandbox or container of the run in the CRI listings, no
  * container process, no pod network namespace.
  */
 import { readdirSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it, vi } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import { createCriClient } from '../../src/runtime/cri/client.js';
@@ -12,6 +13,8 @@ import { PID_LABEL } from '../../src/runtime/cri/pod-config.js';
 import { aliveWithMarker } from '../helpers/processes.js';
 import { exitCode, markerVar, nothingLeft, scratch, startRun, type Scratch } from '../cli/run-child.js';
 import { BUSYBOX, CRI_ENDPOINT, describeCri } from './helpers.js';
+
+const EXAMPLE = fileURLToPath(new URL('../../examples/cri/deployment.yaml', import.meta.url));
 
 let s: Scratch | undefined;
 afterEach(() => {
@@ -85,6 +88,29 @@ function deployment(sc: Scratch, name: string, ignoresTerm: boolean): unknown {
 }
 
 describeCri('cri: probelet run --runtime cri', () => {
+  it('examples/cri/deployment.yaml: Ready on its pod IP, then a liveness kill and a restart, with the process runtime’s events', async () => {
+    s = scratch();
+    const run = startRun(s, [EXAMPLE, '--runtime', 'cri', '--cri-endpoint', CRI_ENDPOINT, '--listen', '127.0.0.1:0', '-o', 'json']);
+    await run.waitForStdout((out) => readyPod(out) !== undefined, 20_000);
+    expect(readyPod(run.stdout())?.status?.podIP).toMatch(/^169\.254\.\d+\.\d+$/);
+    // /healthz disappears 20 s after start; two failed liveness probes 3 s apart → Killing → restart.
+    await run.waitForStdout((out) => /"restartCount":1/.test(out) && eventMessages(out).includes('Started container httpd (2)'), 45_000);
+    const events = eventMessages(run.stdout());
+    for (const expected of [
+      'Container image "probelet.local/busybox:test" already present on machine',
+      'Created container: httpd',
+      'Started container httpd',
+      'Liveness probe failed: HTTP probe failed with statuscode: 404',
+      'Container httpd failed liveness probe, will be restarted',
+    ]) {
+      expect(events).toContain(expected);
+    }
+    const pid = run.child.pid ?? 0;
+    run.child.kill('SIGINT');
+    expect(await exitCode(run, 20_000)).toBe(0);
+    expect(await listedFor(pid)).toEqual([]);
+  }, 75_000);
+
   for (const forced of [false, true]) {
     it(`${forced ? 'a second Ctrl-C (kill at once)' : 'Ctrl-C (graceful)'}: Ready on the pod IP, then no sandbox, container, process or netns left`, async () => {
       s = scratch();
@@ -115,6 +141,17 @@ describeCri('cri: probelet run --runtime cri', () => {
     }, 40_000);
   }
 });
+
+/** Event messages of the JSON output, a repeat as `<message> (<count>)`. */
+function eventMessages(stdout: string): string[] {
+  const out: string[] = [];
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('{"type":"event"')) continue;
+    const { event } = JSON.parse(line) as { event: { message?: string; count?: number } };
+    out.push((event.count ?? 1) > 1 ? `${event.message ?? ''} (${event.count ?? 1})` : (event.message ?? ''));
+  }
+  return out;
+}
 
 /** The first pod the JSON output shows Ready. */
 function readyPod(stdout: string): Pod | undefined {
