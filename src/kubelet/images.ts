@@ -101,6 +101,14 @@ export class ImageManager {
       return { ok: false, reason: ERR_IMAGE_PULL, message: detail, retryAfterMs: AFTER_PULL_FAILURE_SYNC_MS };
     }
   }
+
+  /** Housekeeping: forget the failed pulls of pods that are gone, and back-off entries past their reset window. */
+  gc(livePodUIDs: ReadonlySet<string>): void {
+    for (const key of this.failedAt.keys()) {
+      if (!livePodUIDs.has(key.slice(0, key.indexOf('_')))) this.failedAt.delete(key);
+    }
+    this.backOff.gc();
+  }
 }
 
 /** `shouldPullImage`: Never → no; Always → yes; IfNotPresent (and unset) → when missing. */

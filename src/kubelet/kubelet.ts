@@ -616,6 +616,10 @@ export class Kubelet {
       const desired = new Set([...this.pods.values()].filter((r) => r.lifecycle !== 'terminated').map((r) => r.uid));
       this.probeManager.cleanupPods(desired);
       this.backOff.gc();
+      this.images.gc(desired);
+      for (const key of this.imageRetryAt.keys()) {
+        if (!desired.has(key.slice(0, key.indexOf('/')))) this.imageRetryAt.delete(key);
+      }
       this.scheduleHousekeeping();
     }, HOUSEKEEPING_PERIOD_MS);
   }
