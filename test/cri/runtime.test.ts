@@ -26,8 +26,9 @@ describeCri('cri: the runtime on containerd', () => {
     const h = await startCriKubelet(task.id);
     run(h, pod('exec', [bb(h, 'c', sh('echo started; echo warming >&2; exec sleep 600'), { env: [{ name: 'FOO', value: 'bar' }], workingDir: '/tmp' })], { terminationGracePeriodSeconds: 2 }));
     const id = (await waitRunning(h, 'exec', 'c')).containerID ?? '';
-    // The container's output as `kubectl logs` shows it, read back from the CRI log file.
-    await until(() => (h.kubelet.containerLogs(id) === 'started\nwarming\n' ? true : undefined), 15_000);
+    // The container's output as `kubectl logs` shows it, read back from the CRI log file
+    // (stdout and stderr are separate pipes: their relative order is the runtime's).
+    await until(() => (h.kubelet.containerLogs(id).split('\n').sort().join(',') === ',started,warming' ? true : undefined), 15_000);
     const result = await h.runtime.execSync(id, sh('echo out-$FOO; pwd; echo err >&2; exit 3'), 5000);
     expect(result).toEqual({ exitCode: 3, output: 'out-bar\n/tmp\nerr\n' });
     const t0 = performance.now();

@@ -60,7 +60,7 @@ function netnsOf(pids: number[]): string[] {
   });
 }
 
-/** `ignoresTerm`: httpd under a shell that, as PID 1, ignores SIGTERM — only a kill stops it. */
+/** `ignoresTerm`: httpd and its shell ignore SIGTERM — only a kill stops them. */
 function deployment(sc: Scratch, name: string, ignoresTerm: boolean): unknown {
   return {
     apiVersion: 'apps/v1',
@@ -76,7 +76,7 @@ function deployment(sc: Scratch, name: string, ignoresTerm: boolean): unknown {
             {
               name: 'httpd',
               image: BUSYBOX,
-              command: ['sh', '-c', `mkdir -p /www; echo ok >/www/healthz; ${ignoresTerm ? 'httpd -f -p 8080 -h /www & wait' : 'exec httpd -f -p 8080 -h /www'}`],
+              command: ['sh', '-c', `mkdir -p /www; echo ok >/www/healthz; ${ignoresTerm ? "trap '' TERM; httpd -f -p 8080 -h /www & wait" : 'exec httpd -f -p 8080 -h /www'}`],
               env: [markerVar(sc)],
               readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
             },

@@ -41,6 +41,11 @@ const CONNECT_TIMEOUT_MS = 5_000;
 const PULL_TIMEOUT_MS = 10 * 60_000;
 /** Extra deadline for ExecSync beyond its own timeout, so the runtime reports the timeout itself. */
 const EXEC_DEADLINE_SLACK_MS = 10_000;
+/** How often, and how far apart, a removal refused because of a stop still settling is tried again. */
+const REMOVE_ATTEMPTS = 50;
+const REMOVE_RETRY_MS = 100;
+/** Deadline of each stop/remove call when cleaning up: a wedged runtime must not hold Ctrl-C for long. */
+const CLEANUP_TIMEOUT_MS = 10_000;
 /** The pod IP of a host-network pod: the node's, which probelet reports as 127.0.0.1. */
 const HOST_NETWORK_POD_IP = '127.0.0.1';
 
@@ -105,6 +110,12 @@ export class CriRuntime implements ContainerRuntime {
   private readonly containers = new Map<string, ContainerRecord>();
   private readonly listeners = new Set<(event: ContainerEvent) => void>();
   private readonly inFlight = new Set<Promise<unknown>>();
+  /**
+   * Sandbox removals under way, by ID: the kubelet's and close()'s removal of one sandbox
+   * share one sequence of calls, because containerd can hang a RemovePodSandbox that races
+   * another removal of the same sandbox.
+   */
+  private readonly sandboxRemovals = new Map<string, Promise<void>>();
   private relistTimer: unknown;
   private relisting = false;
   private closing: Promise<void> | undefined;
@@ -174,7 +185,7 @@ export class CriRuntime implements ContainerRuntime {
     await ignoreNotFound(this.client.StopPodSandbox({ pod_sandbox_id: sandboxID }));
     const records = [...this.containers.values()].filter((r) => r.sandboxID === sandboxID);
     await Promise.all(records.map((r) => this.refresh(r)));
-    await ignoreNotFound(this.client.RemovePodSandbox({ pod_sandbox_id: sandboxID }));
+    await this.stopAndRemoveSandbox(sandboxID);
     for (const r of records) this.containers.delete(r.status.id);
     this.sandboxes.delete(sandboxID);
   }
@@ -316,15 +327,50 @@ export class CriRuntime implements ContainerRuntime {
   private async removeAll(selector: cri.Labels, which: (labels: cri.Labels) => boolean = () => true): Promise<void> {
     const { items } = await this.client.ListPodSandbox({ filter: { label_selector: selector } });
     const { containers } = await this.client.ListContainers({ filter: { label_selector: selector } });
-    const doomed = new Set(items.filter((s) => which(s.labels)).map((s) => s.id));
     for (const c of containers) {
       if (!which(c.labels)) continue;
-      await ignoreNotFound(this.client.StopContainer({ container_id: c.id, timeout: 0 }));
-      await ignoreNotFound(this.client.RemoveContainer({ container_id: c.id }));
+      await this.stopAndRemove(
+        () => this.client.StopContainer({ container_id: c.id, timeout: 0 }, CLEANUP_TIMEOUT_MS),
+        () => this.client.RemoveContainer({ container_id: c.id }, CLEANUP_TIMEOUT_MS),
+      );
     }
-    for (const id of doomed) {
-      await ignoreNotFound(this.client.StopPodSandbox({ pod_sandbox_id: id }));
-      await ignoreNotFound(this.client.RemovePodSandbox({ pod_sandbox_id: id }));
+    for (const s of items) {
+      if (which(s.labels)) await this.stopAndRemoveSandbox(s.id);
+    }
+  }
+
+  private stopAndRemoveSandbox(id: string): Promise<void> {
+    let removal = this.sandboxRemovals.get(id);
+    if (!removal) {
+      removal = this.stopAndRemove(
+        () => this.client.StopPodSandbox({ pod_sandbox_id: id }, CLEANUP_TIMEOUT_MS),
+        () => this.client.RemovePodSandbox({ pod_sandbox_id: id }, CLEANUP_TIMEOUT_MS),
+      );
+      this.sandboxRemovals.set(id, removal);
+      const forget = (): void => {
+        this.sandboxRemovals.delete(id);
+      };
+      removal.then(forget, forget);
+    }
+    return removal;
+  }
+
+  /**
+   * Stop, then remove; retried while the runtime still sees it running. containerd answers
+   * a stop that races another one (the kubelet's graceful stop, when Ctrl-C is pressed twice)
+   * before its own state says "exited", and then refuses the removal ("container is still
+   * running, to stop first") for a few milliseconds.
+   */
+  private async stopAndRemove(stop: () => Promise<unknown>, remove: () => Promise<unknown>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      await ignoreNotFound(stop());
+      try {
+        await ignoreNotFound(remove());
+        return;
+      } catch (err) {
+        if (attempt >= REMOVE_ATTEMPTS || !/still running|stop first|not stopped/i.test(grpcMessage(err))) throw err;
+      }
+      await new Promise<void>((resolve) => this.clock.setTimeout(resolve, REMOVE_RETRY_MS));
     }
   }
 
