@@ -53,6 +53,7 @@ if [ -d "$TASKS" ]; then
   done
 fi
 rm -f /var/lib/cni/results/probelet-* 2>/dev/null
+rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null
 
 # 4. Mounts under the work dir (overlay rootfs, shm), deepest first; then the bridge.
 awk -v w="$W" 'index($2, w) == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
