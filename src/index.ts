@@ -124,3 +124,7 @@ export type { HandlerObservation } from './probe/types.js';
 export type { KubeletChange } from './kubelet/kubelet.js';
 export { timelineView, type Timeline } from './server/timeline.js';
 export type { ProbeQuery, ViewChange } from './server/view.js';
+// The CRI runtime (containerd, CRI-O) and the kubelet's image step
+export { createCriRuntime, DEFAULT_CRI_ENDPOINT, type CriRuntime, type CriRuntimeOptions } from './runtime/cri/cri-runtime.js';
+export type { ImageInfo } from './runtime/types.js';
+export { ERR_IMAGE_NEVER_PULL, ERR_IMAGE_PULL, IMAGE_PULL_BACK_OFF, shouldPullImage } from './kubelet/images.js';

@@ -9,7 +9,7 @@ import type { AdmitResult } from '../api/admit.js';
 import { formatProblem, loadManifests, skippedNote } from '../api/documents.js';
 import { podsOf } from '../api/manifest.js';
 import type { Pod } from '../api/types.js';
-import { admitForLocalRun } from '../kubelet/admission.js';
+import { admitForLocalRun, type LocalRunAdmission } from '../kubelet/admission.js';
 import type { CliIO } from './io.js';
 
 /** The pods of every file, in order; undefined (after printing why) when there is nothing to run. */
@@ -43,8 +43,8 @@ export function asNewPod(pod: Pod, nowMs: number): Pod {
  * Admits the pods as the local kubelet will (names, UIDs, defaults, validation, a command
  * per container) and prints each rejected pod with every one of its field errors.
  */
-export function admitAndReport(pods: readonly Pod[], io: CliIO): AdmitResult {
-  const result = admitForLocalRun(pods);
+export function admitAndReport(pods: readonly Pod[], io: CliIO, options: LocalRunAdmission = {}): AdmitResult {
+  const result = admitForLocalRun(pods, options);
   printRejected(result, io);
   return result;
 }

@@ -15,7 +15,6 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Pod } from '../api/types.js';
 import { Kubelet } from '../kubelet/kubelet.js';
-import { createProcessRuntime } from '../runtime/process-runtime.js';
 import { startServer, type RunningServer } from '../server/server.js';
 import type { KubeletView, ViewChange } from '../server/view.js';
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
@@ -24,10 +23,11 @@ import { createLiveView, type OutputFormat } from './live-view.js';
 import { checkCommand, formatMeasurements, measure, type MeasurementsLine } from './measurements.js';
 import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
 import { admitAndReport, asNewPod, loadPods, printRejected } from './run-input.js';
+import { RUNTIME_NAMES, createRuntime, runsImages, type RuntimeFlags } from './run-runtime.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
 
-interface RunFlags {
+interface RunFlags extends RuntimeFlags {
   listen: string;
   output: OutputFormat;
   exitOnReady?: boolean;
@@ -59,6 +59,8 @@ export function registerRunCommand(
     .option('--exit-on-ready', 'stop (gracefully) and exit 0 once every pod is Ready; exit 1 if --timeout passes first')
     .option('--timeout <duration>', 'stop (gracefully) after this long: 30s, 2m, 1m30s or plain seconds')
     .option('--kubelet-restart', 'behave like a kubelet that has just restarted (jittered first probes) instead of one running for a while')
+    .addOption(new Option('--runtime <name>', 'container runtime: host processes, or a CRI runtime (containerd, CRI-O) running the images').choices(RUNTIME_NAMES).default('process'))
+    .option('--cri-endpoint <endpoint>', 'CRI socket for --runtime cri (default: $CONTAINER_RUNTIME_ENDPOINT, else unix:///run/containerd/containerd.sock)')
     .action(async (files: string[], flags: RunFlags) => {
       setExit(await runPods(files, flags, io, env));
     });
@@ -73,6 +75,7 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
   const admitted = admitAndReport(
     loaded.map((pod) => asNewPod(pod, Date.now())),
     io,
+    { requireCommand: !runsImages(flags) },
   );
   if (admitted.pods.length === 0) return EXIT_USAGE;
 
@@ -106,7 +109,7 @@ interface Session {
 
 /** Runs the admitted pods until a reason to stop, then deletes them; returns the exit code. */
 async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env }: Session): Promise<number> {
-  const runtime = createProcessRuntime({ runDir });
+  const runtime = await createRuntime(flags, runDir);
   const kubelet = new Kubelet({ runtime, kubeletRestart: flags.kubeletRestart === true });
   api.attach(kubelet);
   let outputLost = false;

@@ -1,6 +1,7 @@
 /**
  * What the apiserver would do before a pod reaches a kubelet (name from `generateName`,
- * a UID, defaults, validation), plus what the local runtime needs: a command to run.
+ * a UID, defaults, validation), plus what the local runtime needs: a command to run
+ * (unless the runtime runs images, whose ENTRYPOINT then applies).
  * Each pod is judged alone, so one invalid pod never stops the others.
  */
 import { randomUUID, randomBytes } from 'node:crypto';
@@ -13,14 +14,20 @@ import type { RuntimeInputError } from '../runtime/input-error.js';
 
 const COMMAND_DETAIL = 'the local kubelet runs processes, not images: set the command to run (args are appended)';
 
-export function admitForLocalRun(input: readonly Pod[]): AdmitResult {
+export interface LocalRunAdmission {
+  /** The runtime runs commands, not images: every container needs `command`. Default true. */
+  requireCommand?: boolean;
+}
+
+export function admitForLocalRun(input: readonly Pod[], options: LocalRunAdmission = {}): AdmitResult {
+  const requireCommand = options.requireCommand ?? true;
   const named = input.map(withIdentity);
   const result = admitPods(named);
   const pods: Pod[] = [];
   for (const pod of result.pods) {
     const errors = [
-      ...commandErrors(pod.spec?.initContainers, 'spec.initContainers'),
-      ...commandErrors(pod.spec?.containers, 'spec.containers'),
+      ...(requireCommand ? commandErrors(pod.spec?.initContainers, 'spec.initContainers') : []),
+      ...(requireCommand ? commandErrors(pod.spec?.containers, 'spec.containers') : []),
       ...envErrors(pod, pod.spec?.initContainers, 'spec.initContainers'),
       ...envErrors(pod, pod.spec?.containers, 'spec.containers'),
     ];

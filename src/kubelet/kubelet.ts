@@ -29,6 +29,7 @@ import {
 } from './backoff.js';
 import { generatePodConditions, isRestartableInitContainer } from './conditions.js';
 import { createEventRecorder, type EventFilter, type InMemoryEventRecorder } from './events.js';
+import { ImageManager } from './images.js';
 import { generatePodStatus, type ContainerRecord } from './pod-status.js';
 import { StatusManager } from './status-manager.js';
 
@@ -96,6 +97,9 @@ export class Kubelet {
   private readonly runtime: ContainerRuntime;
   private readonly random: () => number;
   private readonly backOff: CrashLoopBackOff;
+  private readonly images: ImageManager;
+  /** `<pod uid>/<container>` → when its image may be tried again (after ErrImagePull and the like). */
+  private readonly imageRetryAt = new Map<string, number>();
   private readonly pods = new Map<string, PodRecord>();
   private readonly unsubscribe: Array<() => void> = [];
   private housekeepingTimer: unknown;
@@ -114,6 +118,7 @@ export class Kubelet {
       clock: this.clock,
       ...(options.maxContainerRestartPeriodMs !== undefined ? { maxContainerRestartPeriodMs: options.maxContainerRestartPeriodMs } : {}),
     });
+    this.images = new ImageManager(this.runtime, this.clock);
     this.probeManager = new ProbeManager({
       statusProvider: this.statusManager,
       livenessResults: this.livenessResults,
@@ -141,9 +146,9 @@ export class Kubelet {
     this.scheduleHousekeeping();
   }
 
-  /** Admits pods (defaults, validation, a command per container) and runs the valid ones. */
+  /** Admits pods (defaults, validation, a command per container unless the runtime runs images) and runs the valid ones. */
   addPods(pods: readonly Pod[]): AdmitResult {
-    const admitted = admitForLocalRun(pods);
+    const admitted = admitForLocalRun(pods, { requireCommand: this.runtime.runsImages !== true });
     for (const pod of admitted.pods) this.runPod(pod);
     return admitted;
   }
@@ -524,6 +529,20 @@ export class Kubelet {
   private async startContainer(rec: PodRecord, c: ContainerRecord): Promise<void> {
     if (!rec.sandbox) return;
     const attempt = c.current ? c.restartCount + 1 : 0;
+    // `EnsureImageExists` first: a missing image keeps the container waiting (ErrImagePull,
+    // ImagePullBackOff), and the image is not tried again before the pod worker's retry.
+    const imageKey = `${rec.uid}/${c.spec.name}`;
+    if ((this.imageRetryAt.get(imageKey) ?? -Infinity) > this.clock.now()) return;
+    const image = await this.images.ensureImageExists(rec.pod, c.spec, (type, reason, message) => this.event(rec, c, type, reason, message));
+    if (!image.ok) {
+      if (c.waiting?.reason !== image.reason || c.waiting.message !== image.message) rec.changed = true;
+      c.waiting = { reason: image.reason, message: image.message };
+      this.event(rec, c, 'Warning', 'Failed', `Error: ${image.reason}`);
+      this.imageRetryAt.set(imageKey, this.clock.now() + image.retryAfterMs);
+      this.requestSyncAfter(rec, image.retryAfterMs);
+      return;
+    }
+    this.imageRetryAt.delete(imageKey);
     let started: RuntimeContainerStatus;
     try {
       started = await this.runtime.startContainer(rec.sandbox.id, rec.pod, c.spec, attempt);
@@ -597,6 +616,10 @@ export class Kubelet {
       const desired = new Set([...this.pods.values()].filter((r) => r.lifecycle !== 'terminated').map((r) => r.uid));
       this.probeManager.cleanupPods(desired);
       this.backOff.gc();
+      this.images.gc(desired);
+      for (const key of this.imageRetryAt.keys()) {
+        if (!desired.has(key.slice(0, key.indexOf('/')))) this.imageRetryAt.delete(key);
+      }
       this.scheduleHousekeeping();
     }, HOUSEKEEPING_PERIOD_MS);
   }

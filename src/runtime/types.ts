@@ -47,7 +47,28 @@ export interface ContainerEvent {
   status: RuntimeContainerStatus;
 }
 
+/** A runtime's image, as CRI `ImageStatus` reports it. */
+export interface ImageInfo {
+  /** The image's ID (CRI `image_ref`), e.g. `sha256:…`. */
+  ref: string;
+  /** Bytes, when the runtime knows. */
+  size?: number;
+}
+
 export interface ContainerRuntime {
+  /**
+   * The runtime runs containers from their images (a CRI runtime), so a container without
+   * `command` runs the image's ENTRYPOINT. Unset: the runtime runs commands on the host
+   * and every container needs one.
+   */
+  readonly runsImages?: boolean;
+  /**
+   * CRI `ImageStatus`: the image if the runtime has it locally, else undefined. Runtimes
+   * without images omit this and `pullImage`; the kubelet then has nothing to pull.
+   */
+  imageStatus?(image: string): Promise<ImageInfo | undefined>;
+  /** CRI `PullImage`; rejects with the runtime's reason. */
+  pullImage?(image: string, pod: Pod): Promise<ImageInfo>;
   /** Creates the pod's sandbox (network identity). */
   runPodSandbox(pod: Pod): Promise<PodSandbox>;
   /** Stops every container still running in the sandbox (SIGKILL) and forgets the sandbox. */

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Tears down what `npm run cri:up` started, leaving no process, mount, netns, bridge, cgroup,
+# CNI result or directory behind, whether containerd is alive (pods removed through the
+# CRI, which frees their netns and IPs) or was killed with pods still running (runc, shims
+# and netns cleaned by hand). Safe to run when nothing is up.
+set -uo pipefail
+
+W="${PROBELET_CRI_DIR:-/tmp/probelet-cri}"
+SOCK="$W/containerd.sock"
+BRIDGE=probelet-cni0
+HERE="$(cd "$(dirname "$0")" && pwd)"
+
+log() { echo "cri-down: $*" >&2; }
+
+if [ "$(id -u)" != 0 ]; then
+  log "needs root"
+  exit 1
+fi
+
+pid=""
+[ -f "$W/containerd.pid" ] && pid="$(cat "$W/containerd.pid")"
+# A killed containerd stays a zombie until PID 1 reaps it: that is not alive.
+alive() { [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] && [ "$(awk '{print $3}' "/proc/$pid/stat")" != Z ]; }
+
+# 1. Through the CRI while containerd is up.
+if alive && [ -S "$SOCK" ]; then
+  node "$HERE/cri-clean.mjs" "unix://$SOCK" || log "CRI clean-up failed; falling back to runc"
+fi
+
+# 2. Stop containerd.
+if alive; then
+  kill "$pid"
+  for _ in $(seq 1 50); do alive || break; sleep 0.1; done
+  alive && kill -9 "$pid"
+fi
+
+# 3. Leftovers of a containerd that died with pods running: containers, shims, netns.
+if [ -d "$W/runc" ]; then
+  for root in "$W"/runc/*; do
+    [ -d "$root" ] || continue
+    for id in $(runc --root "$root" list -q 2>/dev/null); do
+      runc --root "$root" kill "$id" KILL 2>/dev/null
+      runc --root "$root" delete -f "$id" 2>/dev/null
+    done
+  done
+fi
+for shim in $(pgrep -f "containerd-shim.*-address $SOCK" 2>/dev/null); do kill -9 "$shim" 2>/dev/null; done
+TASKS="$W/state/io.containerd.runtime.v2.task"
+if [ -d "$TASKS" ]; then
+  for id in $(ls "$TASKS"/*/ 2>/dev/null); do rm -f /var/lib/cni/results/*-"$id"-* 2>/dev/null; done
+  for ns in $(grep -ho '/var/run/netns/cni-[0-9a-f-]*\|/run/netns/cni-[0-9a-f-]*' "$W"/state/io.containerd.runtime.v2.task/*/*/config.json 2>/dev/null | sort -u); do
+    ip netns del "$(basename "$ns")" 2>/dev/null
+  done
+fi
+rm -f /var/lib/cni/results/probelet-* 2>/dev/null
+rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null
+
+# 4. Mounts under the work dir (overlay rootfs, shm), deepest first; then the bridge.
+awk -v w="$W" 'index($2, w) == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
+ip link del "$BRIDGE" 2>/dev/null
+
+# 5. Empty cgroups containerd's CRI made (cgroupfs driver: /k8s.io/<id> in every hierarchy).
+for dir in /sys/fs/cgroup/*/k8s.io /sys/fs/cgroup/k8s.io; do
+  [ -d "$dir" ] && find "$dir" -depth -type d -exec rmdir {} \; 2>/dev/null
+done
+
+# 6. Files: the default-endpoint link cri-up made (only if it is ours), the work dir and containerd's fixed runtime paths if nothing else uses them.
+[ -L /run/containerd/containerd.sock ] && [ "$(readlink /run/containerd/containerd.sock)" = "$SOCK" ] && rm -f /run/containerd/containerd.sock
+rm -rf "$W"
+# Shim sockets of killed shims stay in containerd's fixed /run/containerd/s: remove them
+# only when no other containerd is running on this machine.
+if ! pgrep -x containerd >/dev/null; then rm -rf /run/containerd/s /run/containerd/fifo; fi
+for d in /run/containerd/s /run/containerd/fifo /run/containerd/runc/k8s.io /run/containerd/runc /run/containerd /run/netns; do
+  [ -d "$d" ] && rmdir "$d" 2>/dev/null
+done
+
+left="$(pgrep -f "containerd.*$W" 2>/dev/null || true)"
+if [ -n "$left" ]; then
+  log "processes still running: $left"
+  exit 1
+fi
+log "done"

@@ -1,0 +1,42 @@
+/**
+ * `probelet run --runtime process|cri [--cri-endpoint unix:///…]`: which container runtime
+ * the local kubelet drives. The endpoint comes from the flag, else `CONTAINER_RUNTIME_ENDPOINT`
+ * (as crictl reads it), else containerd's default socket.
+ */
+import { DEFAULT_CRI_ENDPOINT, createCriRuntime } from '../runtime/cri/cri-runtime.js';
+import { createProcessRuntime } from '../runtime/process-runtime.js';
+import type { ContainerRuntime } from '../runtime/types.js';
+import { CliUsageError } from './io.js';
+
+export const RUNTIME_NAMES = ['process', 'cri'] as const;
+export type RuntimeName = (typeof RUNTIME_NAMES)[number];
+
+export interface RuntimeFlags {
+  runtime?: RuntimeName;
+  criEndpoint?: string;
+}
+
+/** The CRI endpoint to use; bad values are usage errors naming the flag. */
+export function criEndpoint(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const source = flag !== undefined ? '--cri-endpoint' : 'CONTAINER_RUNTIME_ENDPOINT';
+  const value = (flag ?? env.CONTAINER_RUNTIME_ENDPOINT ?? '').trim() || DEFAULT_CRI_ENDPOINT;
+  if (value.startsWith('unix://') && value.length > 'unix://'.length) return value;
+  if (value.startsWith('/')) return `unix://${value}`;
+  throw new CliUsageError(`${source}: expected unix:///path/to/socket (e.g. ${DEFAULT_CRI_ENDPOINT}), got ${JSON.stringify(value)}`);
+}
+
+/** Does this runtime run images (so `command` may be left to the image's ENTRYPOINT)? */
+export function runsImages(flags: RuntimeFlags): boolean {
+  return flags.runtime === 'cri';
+}
+
+/** Creates the runtime; a CRI runtime that cannot be reached is an error that says what to do. */
+export async function createRuntime(flags: RuntimeFlags, runDir: string): Promise<ContainerRuntime> {
+  if (flags.runtime !== 'cri') return createProcessRuntime({ runDir });
+  const endpoint = criEndpoint(flags.criEndpoint);
+  try {
+    return await createCriRuntime({ endpoint, runDir });
+  } catch (err) {
+    throw new CliUsageError(`--runtime cri: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}

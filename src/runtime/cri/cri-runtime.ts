@@ -1,0 +1,508 @@
+/**
+ * The CRI runtime: pods and containers on a real container runtime (containerd, CRI-O)
+ * through CRI `runtime.v1`, behind the same `ContainerRuntime` seam as the process runtime,
+ * so the kubelet above runs unchanged.
+ *
+ * - One sandbox per pod (pod or node network per `hostNetwork`); the pod IP comes from
+ *   `PodSandboxStatus`, and is what HTTP/TCP/gRPC probes dial.
+ * - Container state is the runtime's: `ContainerStatus` after every action, and a relist
+ *   every second (the kubelet's PLEG relist period) to see containers exit on their own.
+ *   The seam's `containerStatus` is synchronous, so it answers from that cache.
+ * - `ExecSync` carries the probe's timeout; a gRPC DEADLINE_EXCEEDED becomes the
+ *   runner's timeout error, so an exec probe that overruns fails as upstream's does.
+ * - Everything created is labelled with this run and the probelet PID; at start, labelled
+ *   sandboxes whose probelet process is gone (a crash) are removed, and `close()` removes
+ *   every sandbox and container of this run.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Container, Pod } from '../../api/types.js';
+import { realClock, type Clock } from '../../util/clock.js';
+import { commandTimedOut } from '../../util/exec-timeout.js';
+import { DEFAULT_MAX_OUTPUT_BYTES } from '../../util/process.js';
+import { resolveContainerEnv } from '../env.js';
+import { containerFieldPath } from '../input-error.js';
+import { DEFAULT_LOG_TAIL_BYTES } from '../logs.js';
+import type { ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeContainerStatus } from '../types.js';
+import { createCriClient, GrpcStatus, grpcCode, grpcMessage, type CriClient } from './client.js';
+import { readCriLogTail } from './cri-logs.js';
+import { checkSocket, explainConnectError } from './errors.js';
+import { MANAGED_LABEL, PID_LABEL, RUN_LABEL, containerConfig, podSandboxConfig, type Owner } from './pod-config.js';
+import type * as cri from './types.js';
+
+/** `crictl`'s and the kubelet's default endpoint. */
+export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
+/** The kubelet's PLEG relist period. */
+export const RELIST_PERIOD_MS = 1_000;
+/** How long the first call may take before the runtime counts as unreachable. */
+const CONNECT_TIMEOUT_MS = 5_000;
+/** Deadline of a pull (the kubelet's `--runtime-request-timeout` does not apply to pulls). */
+const PULL_TIMEOUT_MS = 10 * 60_000;
+/** Extra deadline for ExecSync beyond its own timeout, so the runtime reports the timeout itself. */
+const EXEC_DEADLINE_SLACK_MS = 10_000;
+/** How often, and how far apart, a removal refused because of a stop still settling is tried again. */
+const REMOVE_ATTEMPTS = 50;
+const REMOVE_RETRY_MS = 100;
+/** Deadline of each stop/remove call when cleaning up: a wedged runtime must not hold Ctrl-C for long. */
+const CLEANUP_TIMEOUT_MS = 10_000;
+/** The pod IP of a host-network pod: the node's, which probelet reports as 127.0.0.1. */
+const HOST_NETWORK_POD_IP = '127.0.0.1';
+
+export interface CriRuntimeOptions {
+  /** `unix:///run/containerd/containerd.sock` and the like. */
+  endpoint: string;
+  /** Root of the pod log directories (the kubelet's `/var/log/pods`). */
+  runDir: string;
+  clock?: Clock;
+  /** Default {@link RELIST_PERIOD_MS}. */
+  relistPeriodMs?: number;
+  /** Bytes of a container's log returned by `containerLogs`. Default 64 KiB. */
+  logTailBytes?: number;
+}
+
+interface SandboxRecord {
+  readonly sandbox: PodSandbox;
+  readonly config: cri.PodSandboxConfig;
+}
+
+interface ContainerRecord {
+  /** The runtime's own ID (without the `containerd://` scheme). */
+  readonly criID: string;
+  readonly sandboxID: string;
+  status: RuntimeContainerStatus;
+}
+
+/** Connects (failing with an error that names the fix), removes crash leftovers, starts the relist. */
+export async function createCriRuntime(options: CriRuntimeOptions): Promise<CriRuntime> {
+  checkSocket(options.endpoint);
+  const client = createCriClient(options.endpoint);
+  let version: cri.VersionResponse;
+  try {
+    version = await client.Version({ version: 'v1' }, CONNECT_TIMEOUT_MS);
+  } catch (err) {
+    client.close();
+    throw explainConnectError(options.endpoint, err);
+  }
+  const runtime = new CriRuntime(client, version, options);
+  try {
+    await runtime.removeLeftovers();
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+  runtime.startRelist();
+  return runtime;
+}
+
+/** See the file comment; build it with {@link createCriRuntime}. */
+export class CriRuntime implements ContainerRuntime {
+  readonly runsImages = true;
+  /** `containerd 1.6.20` — what `Version` said. */
+  readonly version: string;
+  private readonly scheme: string;
+  private readonly clock: Clock;
+  private readonly runDir: string;
+  private readonly relistPeriodMs: number;
+  private readonly logTailBytes: number;
+  private readonly owner: Owner;
+  private readonly sandboxes = new Map<string, SandboxRecord>();
+  private readonly containers = new Map<string, ContainerRecord>();
+  private readonly listeners = new Set<(event: ContainerEvent) => void>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /**
+   * Sandbox removals under way, by ID: the kubelet's and close()'s removal of one sandbox
+   * share one sequence of calls, because containerd can hang a RemovePodSandbox that races
+   * another removal of the same sandbox.
+   */
+  private readonly sandboxRemovals = new Map<string, Promise<void>>();
+  private relistTimer: unknown;
+  private relisting = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly client: CriClient,
+    version: cri.VersionResponse,
+    options: CriRuntimeOptions,
+  ) {
+    this.version = `${version.runtime_name} ${version.runtime_version}`;
+    this.scheme = `${version.runtime_name || 'cri'}://`;
+    this.clock = options.clock ?? realClock;
+    this.runDir = options.runDir;
+    this.relistPeriodMs = options.relistPeriodMs ?? RELIST_PERIOD_MS;
+    this.logTailBytes = options.logTailBytes ?? DEFAULT_LOG_TAIL_BYTES;
+    this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid };
+  }
+
+  /** The label value of this run, for tests that look for what it left. */
+  get runID(): string {
+    return this.owner.runID;
+  }
+
+  // --- images -------------------------------------------------------------------------
+
+  async imageStatus(image: string): Promise<ImageInfo | undefined> {
+    const res = await this.client.ImageStatus({ image: { image } });
+    if (!res.image?.id) return undefined;
+    return { ref: res.image.id, size: res.image.size };
+  }
+
+  async pullImage(image: string, pod: Pod): Promise<ImageInfo> {
+    try {
+      const res = await this.client.PullImage({ image: { image }, sandbox_config: podSandboxConfig(pod, this.runDir, this.owner) }, PULL_TIMEOUT_MS);
+      const status = await this.imageStatus(image).catch(() => undefined);
+      return { ref: res.image_ref, ...(status?.size !== undefined ? { size: status.size } : {}) };
+    } catch (err) {
+      throw new Error(`${goStatusText(err)}${pullHint(grpcMessage(err))}`);
+    }
+  }
+
+  // --- sandboxes ------------------------------------------------------------------------
+
+  async runPodSandbox(pod: Pod): Promise<PodSandbox> {
+    this.assertOpen();
+    const config = podSandboxConfig(pod, this.runDir, this.owner);
+    mkdirSync(config.log_directory, { recursive: true });
+    const { pod_sandbox_id: id } = await this.client.RunPodSandbox({ config });
+    let podIP = HOST_NETWORK_POD_IP;
+    if (pod.spec?.hostNetwork !== true) {
+      const res = await this.client.PodSandboxStatus({ pod_sandbox_id: id });
+      podIP = res.status?.network?.ip ?? '';
+    }
+    const sandbox: PodSandbox = { id, podUID: pod.metadata?.uid ?? '', podIP };
+    this.sandboxes.set(id, { sandbox, config });
+    // Closed while the sandbox was being made: it must not outlive the runtime.
+    if (this.closing) await this.removeSandboxByID(id);
+    return { ...sandbox };
+  }
+
+  async removePodSandbox(sandboxID: string): Promise<void> {
+    if (!this.sandboxes.has(sandboxID)) return;
+    await this.removeSandboxByID(sandboxID);
+  }
+
+  private async removeSandboxByID(sandboxID: string): Promise<void> {
+    await ignoreNotFound(this.client.StopPodSandbox({ pod_sandbox_id: sandboxID }));
+    const records = [...this.containers.values()].filter((r) => r.sandboxID === sandboxID);
+    await Promise.all(records.map((r) => this.refresh(r)));
+    await this.stopAndRemoveSandbox(sandboxID);
+    for (const r of records) this.containers.delete(r.status.id);
+    this.sandboxes.delete(sandboxID);
+  }
+
+  // --- containers -----------------------------------------------------------------------
+
+  startContainer(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus> {
+    return this.track(this.start(sandboxID, pod, container, attempt));
+  }
+
+  private async start(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus> {
+    this.assertOpen();
+    const sandbox = this.sandboxes.get(sandboxID);
+    if (!sandbox) throw new Error(`pod sandbox "${sandboxID}" not found`);
+    const env = resolveContainerEnv(pod, container, { podIP: sandbox.sandbox.podIP }, containerFieldPath(pod, container));
+    const config = containerConfig({ pod, container, attempt, env, runDir: this.runDir, owner: this.owner });
+    mkdirSync(dirname(join(sandbox.config.log_directory, config.log_path)), { recursive: true });
+    let criID: string;
+    try {
+      ({ container_id: criID } = await this.client.CreateContainer({ pod_sandbox_id: sandboxID, config, sandbox_config: sandbox.config }));
+    } catch (err) {
+      throw new Error(grpcMessage(err));
+    }
+    const record: ContainerRecord = {
+      criID,
+      sandboxID,
+      status: {
+        id: `${this.scheme}${criID}`,
+        podUID: sandbox.sandbox.podUID,
+        name: container.name,
+        attempt,
+        image: container.image ?? '',
+        state: 'created',
+        createdAt: this.clock.now(),
+        logPath: join(sandbox.config.log_directory, config.log_path),
+      },
+    };
+    this.containers.set(record.status.id, record);
+    let startError: string | undefined;
+    try {
+      await this.client.StartContainer({ container_id: criID });
+    } catch (err) {
+      startError = grpcMessage(err);
+    }
+    await this.refresh(record, false);
+    if (startError !== undefined && record.status.state !== 'exited') {
+      // containerd reports a failed start as exited 128 StartError; a runtime that does not still means it.
+      Object.assign(record.status, { state: 'exited', exitCode: 128, reason: 'StartError', message: startError, finishedAt: this.clock.now() });
+    }
+    this.emit(record.status.state === 'exited' ? 'exited' : 'started', record);
+    if (this.closing) await ignoreNotFound(this.client.RemoveContainer({ container_id: criID }));
+    return { ...record.status };
+  }
+
+  async stopContainer(containerID: string, gracePeriodMs: number): Promise<void> {
+    const record = this.containers.get(containerID);
+    if (!record) return;
+    const seconds = Math.max(0, Math.ceil(gracePeriodMs / 1000));
+    await ignoreNotFound(this.client.StopContainer({ container_id: record.criID, timeout: seconds }, gracePeriodMs + 30_000));
+    await this.refresh(record);
+  }
+
+  async removeContainer(containerID: string): Promise<void> {
+    const record = this.containers.get(containerID);
+    if (!record) return;
+    await ignoreNotFound(this.client.RemoveContainer({ container_id: record.criID }));
+    this.containers.delete(containerID);
+  }
+
+  containerStatus(containerID: string): RuntimeContainerStatus | undefined {
+    const record = this.containers.get(containerID);
+    return record ? { ...record.status } : undefined;
+  }
+
+  listContainers(podUID?: string): RuntimeContainerStatus[] {
+    return [...this.containers.values()].filter((r) => podUID === undefined || r.status.podUID === podUID).map((r) => ({ ...r.status }));
+  }
+
+  execSync(containerID: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
+    if (this.closing) return Promise.reject(new Error('container runtime is closed'));
+    const record = this.containers.get(containerID);
+    if (!record) return Promise.reject(new Error(`container "${containerID}" not found`));
+    return this.track(this.exec(record, cmd, timeoutMs));
+  }
+
+  private async exec(record: ContainerRecord, cmd: string[], timeoutMs: number): Promise<ExecResult> {
+    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+    let res: cri.ExecSyncResponse;
+    try {
+      res = await this.client.ExecSync({ container_id: record.criID, cmd, timeout: seconds }, timeoutMs + EXEC_DEADLINE_SLACK_MS);
+    } catch (err) {
+      // The kubelet's CRI client turns DeadlineExceeded into its exec timeout error.
+      if (grpcCode(err) === GrpcStatus.DEADLINE_EXCEEDED) throw commandTimedOut(cmd, timeoutMs, '');
+      throw Object.assign(new Error(grpcMessage(err)), { output: '' });
+    }
+    const output = Buffer.concat([res.stdout, res.stderr]).subarray(0, DEFAULT_MAX_OUTPUT_BYTES).toString('utf8');
+    return { output, exitCode: res.exit_code };
+  }
+
+  containerLogs(containerID: string): string {
+    const path = this.containers.get(containerID)?.status.logPath;
+    return path ? readCriLogTail(path, this.logTailBytes) : '';
+  }
+
+  subscribe(listener: (event: ContainerEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  // --- lifecycle ------------------------------------------------------------------------
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.clock.clearTimeout(this.relistTimer);
+    await Promise.allSettled([...this.inFlight]);
+    try {
+      await this.removeAll({ [RUN_LABEL]: this.owner.runID });
+    } catch (err) {
+      // The runtime went away: what it still holds carries this run's labels for the next start to remove.
+      process.emitWarning(`could not remove the pods of this run from ${this.client.endpoint}: ${grpcMessage(err)}`);
+    } finally {
+      this.sandboxes.clear();
+      this.containers.clear();
+      this.client.close();
+    }
+  }
+
+  /** Removes labelled sandboxes (and their containers) whose probelet process is gone. */
+  async removeLeftovers(): Promise<void> {
+    await this.removeAll({ [MANAGED_LABEL]: 'true' }, (labels) => !processAlive(Number(labels[PID_LABEL])));
+  }
+
+  private async removeAll(selector: cri.Labels, which: (labels: cri.Labels) => boolean = () => true): Promise<void> {
+    const { items } = await this.client.ListPodSandbox({ filter: { label_selector: selector } });
+    const { containers } = await this.client.ListContainers({ filter: { label_selector: selector } });
+    for (const c of containers) {
+      if (!which(c.labels)) continue;
+      await this.stopAndRemove(
+        () => this.client.StopContainer({ container_id: c.id, timeout: 0 }, CLEANUP_TIMEOUT_MS),
+        () => this.client.RemoveContainer({ container_id: c.id }, CLEANUP_TIMEOUT_MS),
+      );
+    }
+    for (const s of items) {
+      if (which(s.labels)) await this.stopAndRemoveSandbox(s.id);
+    }
+  }
+
+  private stopAndRemoveSandbox(id: string): Promise<void> {
+    let removal = this.sandboxRemovals.get(id);
+    if (!removal) {
+      removal = this.stopAndRemove(
+        () => this.client.StopPodSandbox({ pod_sandbox_id: id }, CLEANUP_TIMEOUT_MS),
+        () => this.client.RemovePodSandbox({ pod_sandbox_id: id }, CLEANUP_TIMEOUT_MS),
+      );
+      this.sandboxRemovals.set(id, removal);
+      const forget = (): void => {
+        this.sandboxRemovals.delete(id);
+      };
+      removal.then(forget, forget);
+    }
+    return removal;
+  }
+
+  /**
+   * Stop, then remove; retried while the runtime still sees it running. containerd answers
+   * a stop that races another one (the kubelet's graceful stop, when Ctrl-C is pressed twice)
+   * before its own state says "exited", and then refuses the removal ("container is still
+   * running, to stop first") for a few milliseconds.
+   */
+  private async stopAndRemove(stop: () => Promise<unknown>, remove: () => Promise<unknown>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      await ignoreNotFound(stop());
+      try {
+        await ignoreNotFound(remove());
+        return;
+      } catch (err) {
+        if (attempt >= REMOVE_ATTEMPTS || !/still running|stop first|not stopped/i.test(grpcMessage(err))) throw err;
+      }
+      await new Promise<void>((resolve) => this.clock.setTimeout(resolve, REMOVE_RETRY_MS));
+    }
+  }
+
+  startRelist(): void {
+    if (this.closing) return;
+    this.relistTimer = this.clock.setTimeout(() => {
+      void this.relist().finally(() => this.startRelist());
+    }, this.relistPeriodMs);
+  }
+
+  /** PLEG: containers that stopped since the last look get their final status and an `exited` event. */
+  async relist(): Promise<void> {
+    if (this.relisting || this.closing) return;
+    this.relisting = true;
+    try {
+      const { containers } = await this.client.ListContainers({ filter: { label_selector: { [RUN_LABEL]: this.owner.runID } } });
+      const states = new Map(containers.map((c) => [c.id, c.state]));
+      for (const record of [...this.containers.values()]) {
+        if (record.status.state !== 'running') continue;
+        const state = states.get(record.criID);
+        if (state === undefined || state === 'CONTAINER_EXITED' || state === 'CONTAINER_UNKNOWN') await this.refresh(record);
+      }
+    } catch {
+      // A relist that fails is retried at the next period, as the PLEG does.
+    } finally {
+      this.relisting = false;
+    }
+  }
+
+  /** Reads the container's status from the runtime; emits `exited` when it has just stopped. */
+  private async refresh(record: ContainerRecord, emit = true): Promise<void> {
+    let status: cri.ContainerStatus | undefined;
+    try {
+      status = (await this.client.ContainerStatus({ container_id: record.criID })).status;
+    } catch (err) {
+      if (grpcCode(err) !== GrpcStatus.NOT_FOUND) return;
+    }
+    const wasRunning = record.status.state === 'running';
+    if (!status) {
+      // Gone from the runtime (removed behind our back): it is not running any more.
+      if (record.status.state !== 'exited') {
+        Object.assign(record.status, { state: 'exited', exitCode: record.status.exitCode ?? 137, reason: 'Error', finishedAt: this.clock.now() });
+      }
+    } else {
+      record.status = { ...record.status, ...fromCriStatus(status) };
+    }
+    if (emit && wasRunning && record.status.state === 'exited') this.emit('exited', record);
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new Error('container runtime is closed');
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const untrack = (): void => {
+      this.inFlight.delete(work);
+    };
+    work.then(untrack, untrack);
+    return work;
+  }
+
+  private emit(type: ContainerEvent['type'], record: ContainerRecord): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener({ type, status: { ...record.status } });
+      } catch {
+        // A consumer's bug must not end a container's bookkeeping.
+      }
+    }
+  }
+}
+
+const CRI_STATES: Record<cri.ContainerState, RuntimeContainerStatus['state']> = {
+  CONTAINER_CREATED: 'created',
+  CONTAINER_RUNNING: 'running',
+  CONTAINER_EXITED: 'exited',
+  CONTAINER_UNKNOWN: 'unknown',
+};
+
+/** The fields of a CRI ContainerStatus the kubelet reads (times: ns → ms, 0 = unset). */
+function fromCriStatus(s: cri.ContainerStatus): Partial<RuntimeContainerStatus> {
+  const ms = (ns: number): number | undefined => (ns > 0 ? Math.floor(ns / 1e6) : undefined);
+  const out: Partial<RuntimeContainerStatus> = { state: CRI_STATES[s.state] };
+  const createdAt = ms(s.created_at);
+  if (createdAt !== undefined) out.createdAt = createdAt;
+  const startedAt = ms(s.started_at);
+  if (startedAt !== undefined) out.startedAt = startedAt;
+  if (s.state === 'CONTAINER_EXITED') {
+    out.exitCode = s.exit_code;
+    const finishedAt = ms(s.finished_at);
+    if (finishedAt !== undefined) out.finishedAt = finishedAt;
+    if (s.reason) out.reason = s.reason;
+    if (s.message) out.message = s.message;
+  }
+  return out;
+}
+
+function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Stop/remove of something already gone is done. */
+async function ignoreNotFound(call: Promise<unknown>): Promise<void> {
+  try {
+    await call;
+  } catch (err) {
+    if (grpcCode(err) !== GrpcStatus.NOT_FOUND) throw err;
+  }
+}
+
+/** Go's gRPC error text, as the kubelet's messages show it: `rpc error: code = Unknown desc = …`. */
+function goStatusText(err: unknown): string {
+  const code = grpcCode(err);
+  if (code === undefined) return grpcMessage(err);
+  const name = (GrpcStatus[code] ?? 'Unknown')
+    .toLowerCase()
+    .replace(/(^|_)([a-z])/g, (_m: string, _sep: string, ch: string) => ch.toUpperCase());
+  return `rpc error: code = ${name === 'Ok' ? 'OK' : name} desc = ${grpcMessage(err)}`;
+}
+
+/** What to do about an image the runtime cannot pull (no registry reachable, unknown name). */
+function pullHint(detail: string): string {
+  if (!/failed to resolve reference|not found|connection refused|no such host|i\/o timeout/i.test(detail)) return '';
+  return (
+    ' (the image is neither on this machine nor pullable: check its name, or import it into the runtime ' +
+    '— e.g. `ctr -n k8s.io image import IMAGE.tar` — and use imagePullPolicy IfNotPresent)'
+  );
+}

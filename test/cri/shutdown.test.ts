@@ -1,0 +1,172 @@
+/**
+ * `probelet run --runtime cri` as a real child process on containerd: the example
+ * Deployment becomes Ready on its pod IP and is restarted by its liveness probe; Ctrl-C (graceful) and a second Ctrl-C (forced)
+ * both leave nothing behind — no sandbox or container of the run in the CRI listings, no
+ * container process, no pod network namespace.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterEach, expect, it, vi } from 'vitest';
+import type { Pod } from '../../src/api/types.js';
+import { createCriClient } from '../../src/runtime/cri/client.js';
+import { PID_LABEL } from '../../src/runtime/cri/pod-config.js';
+import { aliveWithMarker } from '../helpers/processes.js';
+import { exitCode, markerVar, nothingLeft, scratch, startRun, type Scratch } from '../cli/run-child.js';
+import { BUSYBOX, CRI_ENDPOINT, describeCri } from './helpers.js';
+
+const EXAMPLE = fileURLToPath(new URL('../../examples/cri/deployment.yaml', import.meta.url));
+
+let s: Scratch | undefined;
+afterEach(() => {
+  s?.cleanup();
+  s = undefined;
+});
+
+/** What the CRI still lists for the probelet process `pid`. */
+async function listedFor(pid: number): Promise<string[]> {
+  const client = createCriClient(CRI_ENDPOINT);
+  try {
+    const filter = { label_selector: { [PID_LABEL]: String(pid) } };
+    const { items } = await client.ListPodSandbox({ filter });
+    const { containers } = await client.ListContainers({ filter });
+    return [...items.map((x) => `sandbox ${x.id}`), ...containers.map((x) => `container ${x.id}`)];
+  } finally {
+    client.close();
+  }
+}
+
+/** The /run/netns entries that are the network namespace of one of these processes. */
+function netnsOf(pids: number[]): string[] {
+  const inodes = new Set<number>();
+  for (const pid of pids) {
+    try {
+      inodes.add(statSync(`/proc/${pid}/ns/net`).ino);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  let names: string[] = [];
+  try {
+    names = readdirSync('/run/netns');
+  } catch {
+    return [];
+  }
+  return names.filter((name) => {
+    try {
+      return inodes.has(statSync(`/run/netns/${name}`).ino);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** `ignoresTerm`: httpd and its shell ignore SIGTERM — only a kill stops them. */
+function deployment(sc: Scratch, name: string, ignoresTerm: boolean): unknown {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          terminationGracePeriodSeconds: ignoresTerm ? 60 : 2,
+          containers: [
+            {
+              name: 'httpd',
+              image: BUSYBOX,
+              command: ['sh', '-c', `mkdir -p /www; echo ok >/www/healthz; ${ignoresTerm ? "trap '' TERM; httpd -f -p 8080 -h /www & wait" : 'exec httpd -f -p 8080 -h /www'}`],
+              env: [markerVar(sc)],
+              readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+describeCri('cri: probelet run --runtime cri', () => {
+  it('examples/cri/deployment.yaml: Ready on its pod IP, then a liveness kill and a restart, with the process runtime’s events', async () => {
+    s = scratch();
+    const run = startRun(s, [EXAMPLE, '--runtime', 'cri', '--cri-endpoint', CRI_ENDPOINT, '--listen', '127.0.0.1:0', '-o', 'json']);
+    await run.waitForStdout((out) => readyPod(out) !== undefined, 20_000);
+    expect(readyPod(run.stdout())?.status?.podIP).toMatch(/^169\.254\.\d+\.\d+$/);
+    // /healthz disappears 20 s after start; two failed liveness probes 3 s apart → Killing → restart.
+    await run.waitForStdout((out) => /"restartCount":1/.test(out) && eventMessages(out).includes('Started container httpd (2)'), 45_000);
+    const events = eventMessages(run.stdout());
+    for (const expected of [
+      'Container image "probelet.local/busybox:test" already present on machine',
+      'Created container: httpd',
+      'Started container httpd',
+      'Liveness probe failed: HTTP probe failed with statuscode: 404',
+      'Container httpd failed liveness probe, will be restarted',
+    ]) {
+      expect(events).toContain(expected);
+    }
+    const pid = run.child.pid ?? 0;
+    run.child.kill('SIGINT');
+    expect(await exitCode(run, 20_000)).toBe(0);
+    expect(await listedFor(pid)).toEqual([]);
+  }, 75_000);
+
+  for (const forced of [false, true]) {
+    it(`${forced ? 'a second Ctrl-C (kill at once)' : 'Ctrl-C (graceful)'}: Ready on the pod IP, then no sandbox, container, process or netns left`, async () => {
+      s = scratch();
+      const file = s.manifest('deploy.yaml', deployment(s, 'web', forced));
+      const run = startRun(s, [file, '--runtime', 'cri', '--cri-endpoint', CRI_ENDPOINT, '--listen', '127.0.0.1:0', '-o', 'json']);
+      await run.waitForStdout((out) => readyPod(out) !== undefined, 20_000);
+      const pid = run.child.pid ?? 0;
+      const ready = readyPod(run.stdout());
+      // Named as the Deployment controller names its pods, with its IP on the CNI bridge.
+      expect(ready?.metadata?.name).toMatch(/^web-[a-z0-9]{8,10}-[a-z0-9]{5}$/);
+      expect(ready?.status?.podIP).toMatch(/^169\.254\.\d+\.\d+$/);
+      expect(await listedFor(pid)).not.toEqual([]);
+      const containerPids = aliveWithMarker(s.marker).map((p) => p.pid);
+      expect(containerPids.length).toBeGreaterThan(0);
+      const netns = netnsOf(containerPids);
+      expect(netns).toHaveLength(1);
+
+      run.child.kill('SIGINT');
+      if (forced) {
+        // The graceful stop would wait out the 60 s grace: the second Ctrl-C kills at once.
+        await vi.waitFor(() => expect(run.stderr()).toContain('deleting every pod gracefully'), { timeout: 10_000 });
+        run.child.kill('SIGINT');
+      }
+      expect(await exitCode(run, 20_000)).toBe(forced ? 130 : 0);
+      expect(await listedFor(pid)).toEqual([]);
+      expect(await nothingLeft(s.marker)).toBe(true);
+      expect(readdirSafe('/run/netns').filter((n) => netns.includes(n))).toEqual([]);
+    }, 40_000);
+  }
+});
+
+/** Event messages of the JSON output, a repeat as `<message> (<count>)`. */
+function eventMessages(stdout: string): string[] {
+  const out: string[] = [];
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('{"type":"event"')) continue;
+    const { event } = JSON.parse(line) as { event: { message?: string; count?: number } };
+    out.push((event.count ?? 1) > 1 ? `${event.message ?? ''} (${event.count ?? 1})` : (event.message ?? ''));
+  }
+  return out;
+}
+
+/** The first pod the JSON output shows Ready. */
+function readyPod(stdout: string): Pod | undefined {
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('{"type":"pod"')) continue;
+    const { pod } = JSON.parse(line) as { pod: Pod };
+    if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return pod;
+  }
+  return undefined;
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
