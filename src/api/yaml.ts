@@ -245,6 +245,9 @@ function childAt(
   depth: number,
 ): { pointer: PositionNode; value: PositionNode } | undefined {
   if (depth > 10) return undefined;
+  // A flow collection at the root of a document (a JSON file) is reported twice, nested in itself.
+  const only = node.children.length === 1 ? node.children[0] : undefined;
+  if (only && !only.isKey && only.result === node.result && typeof node.result === 'object') return childAt(only, segment, anchors, depth + 1);
   const target = anchors.get(node.result) !== node && node.children.length === 0 ? anchors.get(node.result) : undefined;
   if (target) return childAt(target, segment, anchors, depth + 1);
   if (Array.isArray(node.result)) {
