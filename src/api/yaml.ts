@@ -6,6 +6,7 @@
  * found lazily (`locate`), only for the documents a message is about.
  */
 import yaml from 'js-yaml';
+import { blockPosition, prepareLines } from './yaml-positions.js';
 
 /** Deepest nesting accepted. Kubernetes objects stay far below it; a CRD schema may reach a few dozen. */
 export const MAX_YAML_DEPTH = 1000;
@@ -180,6 +181,17 @@ interface PositionNode {
  * listener; callers keep the returned function (it caches the tree).
  */
 export function positionIndex(chunk: YamlChunk): (path: FieldPath) => SourcePosition {
+  let lines: ReturnType<typeof prepareLines> | null = null;
+  const slow = listenerIndex(chunk);
+  return (path) => {
+    if (lines === null) lines = prepareLines(chunk.text);
+    const fast = lines && blockPosition(lines, path);
+    return fast ? { line: fast.line + chunk.lineOffset + 1, column: fast.column + 1 } : slow(path);
+  };
+}
+
+/** The positions as js-yaml sees them: every node of the document, from a second read with a listener. */
+export function listenerIndex(chunk: YamlChunk): (path: FieldPath) => SourcePosition {
   let root: PositionNode | undefined;
   const anchors = new Map<unknown, PositionNode>();
   const build = (): PositionNode => {
