@@ -3,6 +3,7 @@
  * `pkg/apis/core/v1`). The kubelet never sees an undefaulted pod, so everything below the
  * API layer may assume these values; run `setPodDefaults` on anything read from a manifest.
  */
+import { copyPlain } from '../util/copy.js';
 import type { Container, HTTPGetAction, Lifecycle, Pod, Probe } from './types.js';
 
 export const DEFAULT_PROBE_TIMEOUT_SECONDS = 1;
@@ -29,7 +30,7 @@ export function setProbeDefaults(probe: Probe): Probe {
  * `metadata.namespace` 'default'.
  */
 export function setPodDefaults(pod: Pod): Pod {
-  const out = structuredClone(pod);
+  const out = copyPlain(pod);
   const metadata = (out.metadata ??= {});
   if (!metadata.namespace) metadata.namespace = 'default';
   // The apiserver defaults a missing spec like an empty one, leaving only `containers` to complain about.

@@ -18,43 +18,71 @@ interface Line {
   indent: number;
   /** Column where the content starts after any `- ` sequence markers. */
   keyCol: number;
-  /** Content from `keyCol` on, comment-free lines only. */
-  text: string;
+  /** The line's content from `keyCol` on (a slice made only when asked for). */
+  readonly text: string;
+  /** Where the content starts in the document, for comparisons without slicing. */
+  start: number;
   /** The line starts (after its indentation) with a `- ` sequence marker. */
   dash: boolean;
 }
 
 /** Things this walker does not follow. */
 const UNSURE = /(?:^|[\s[{,])[&*!][^\s,\]}]|<<\s*:|\t|^\s*\?\s/m;
+const MAYBE_UNSURE = /[&*!<\t?]/;
+
+/** Prepared lines of one document; `doc` is its text. */
+export interface Lines {
+  doc: string;
+  lines: (Line | undefined)[];
+  /** Per sequence (by its first line): the line of every item and where the sequence ends, so a List of 1,000 items is walked once. */
+  sequences: Map<number, { items: number[]; end: number }>;
+  /** Per key line: where its block value ends. */
+  blockEnds: Map<number, number>;
+}
 
 /** The document's lines, prepared for `blockPosition`; undefined when the walker must not be used for it. */
-export function prepareLines(text: string): (Line | undefined)[] | undefined {
-  if (UNSURE.test(text)) return undefined;
-  const out: (Line | undefined)[] = [];
-  for (const raw of text.split('\n')) {
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    let i = 0;
-    while (line.charCodeAt(i) === 0x20) i++;
-    if (i === line.length || line.charCodeAt(i) === 0x23) {
-      out.push(undefined); // blank or comment
-      continue;
+export function prepareLines(doc: string): Lines | undefined {
+  if (MAYBE_UNSURE.test(doc) && UNSURE.test(doc)) return undefined;
+  const lines: (Line | undefined)[] = [];
+  let pos = 0;
+  while (pos <= doc.length) {
+    let end = doc.indexOf('\n', pos);
+    if (end === -1) end = doc.length;
+    let i = pos;
+    while (doc.charCodeAt(i) === 0x20) i++;
+    if (i >= end || doc.charCodeAt(i) === 0x23 || (doc.charCodeAt(i) === 0x0d && i + 1 === end)) {
+      lines.push(undefined); // blank or comment
+    } else {
+      const indent = i - pos;
+      let dash = false;
+      while (doc.charCodeAt(i) === 0x2d && (i + 1 === end || doc.charCodeAt(i + 1) === 0x20 || doc.charCodeAt(i + 1) === 0x0d)) {
+        dash = true;
+        i++;
+        while (doc.charCodeAt(i) === 0x20) i++;
+      }
+      const start = i;
+      const stop = doc.charCodeAt(end - 1) === 0x0d ? end - 1 : end;
+      lines.push({
+        indent,
+        keyCol: i - pos,
+        start,
+        dash,
+        get text() {
+          return doc.slice(start, stop);
+        },
+      });
     }
-    const indent = i;
-    let dash = false;
-    while (line.charCodeAt(i) === 0x2d && (i + 1 === line.length || line.charCodeAt(i + 1) === 0x20)) {
-      dash = true;
-      i++;
-      while (line.charCodeAt(i) === 0x20) i++;
-    }
-    out.push({ indent, keyCol: i, text: line.slice(i), dash });
+    pos = end + 1;
   }
-  const first = out.find((l) => l !== undefined);
-  if (first && (first.text.startsWith('{') || first.text.startsWith('['))) return undefined;
-  return out;
+  const first = lines.find((l) => l !== undefined);
+  const c = first ? doc.charCodeAt(first.start) : 0;
+  if (c === 0x7b || c === 0x5b) return undefined; // `{` or `[`: a flow (JSON) root
+  return { doc, lines, sequences: new Map(), blockEnds: new Map() };
 }
 
 /** Where `path` is, or undefined when the walker is not sure (the caller then asks js-yaml). */
-export function blockPosition(lines: readonly (Line | undefined)[], path: readonly (string | number)[]): LinePosition | undefined {
+export function blockPosition(prepared: Lines, path: readonly (string | number)[]): LinePosition | undefined {
+  const { doc, lines } = prepared;
   let from = 0;
   let to = lines.length;
   /** Column of the keys of the current mapping (or -1: the first content line's). */
@@ -72,27 +100,26 @@ export function blockPosition(lines: readonly (Line | undefined)[], path: readon
       // A block sequence: items are the dash lines at the first item's indentation.
       if (!first.dash || (col >= 0 && first.indent < col - 2)) return undefined;
       const dashCol = first.indent;
-      let item = -1;
-      let at = -1;
-      for (let i = from; i < to; i++) {
-        const l = lines[i];
-        if (!l) continue;
-        if (l.indent < dashCol) break;
-        if (l.indent === dashCol) {
-          if (!l.dash) break;
-          if (++item === segment) {
-            at = i;
-            break;
-          }
+      let sequence = prepared.sequences.get(from);
+      if (!sequence) {
+        const items: number[] = [];
+        let i = from;
+        for (; i < to; i++) {
+          const l = lines[i];
+          if (!l) continue;
+          if (l.indent < dashCol || (l.indent === dashCol && !l.dash)) break;
+          if (l.indent === dashCol) items.push(i);
         }
+        sequence = { items, end: i };
+        prepared.sequences.set(from, sequence);
       }
+      const at = sequence.items[segment] ?? -1;
       if (at < 0) return undefined;
       const here = lines[at];
-      if (!here || here.text.startsWith('- ') || here.text.startsWith('{') || here.text.startsWith('[')) return undefined;
+      if (!here || doc.startsWith('- ', here.start) || doc.charCodeAt(here.start) === 0x7b || doc.charCodeAt(here.start) === 0x5b) return undefined;
       found = { line: at, column: here.keyCol };
-      // The item runs to the next line at or left of its dash.
-      let end = at + 1;
-      while (end < to && (!lines[end] || (lines[end]?.indent ?? 0) > dashCol)) end++;
+      // The item runs to the next item, or the end of the sequence.
+      const end = sequence.items[segment + 1] ?? sequence.end;
       from = at;
       to = end;
       col = here.keyCol;
@@ -105,7 +132,7 @@ export function blockPosition(lines: readonly (Line | undefined)[], path: readon
       const l = lines[i];
       if (!l || l.keyCol !== keyCol) continue;
       if (i !== from && l.dash && l.indent < keyCol) break; // the next item of the enclosing sequence
-      if (isKey(l.text, segment)) {
+      if (isKey(doc, l.start, segment)) {
         at = i;
         break;
       }
@@ -119,11 +146,15 @@ export function blockPosition(lines: readonly (Line | undefined)[], path: readon
       return flowChild(lines[at]?.text ?? '', segment, path.slice(s + 1), at, keyCol);
     }
     // A block value: the following lines indented more, or a sequence at the same column.
-    let end = at + 1;
-    while (end < to) {
-      const l = lines[end];
-      if (l && (l.indent < keyCol || (l.indent === keyCol && !l.dash))) break;
-      end++;
+    let end = prepared.blockEnds.get(at);
+    if (end === undefined) {
+      end = at + 1;
+      while (end < to) {
+        const l = lines[end];
+        if (l && (l.indent < keyCol || (l.indent === keyCol && !l.dash))) break;
+        end++;
+      }
+      prepared.blockEnds.set(at, end);
     }
     from = at + 1;
     while (from < end && !lines[from]) from++;
@@ -137,14 +168,12 @@ export function blockPosition(lines: readonly (Line | undefined)[], path: readon
   return found;
 }
 
-function isKey(text: string, key: string): boolean {
-  for (const written of [key, `"${key}"`, `'${key}'`]) {
-    if (text.startsWith(written) && text.charCodeAt(written.length) === 0x3a) {
-      const next = text.charCodeAt(written.length + 1);
-      if (Number.isNaN(next) || next === 0x20) return true;
-    }
-  }
-  return false;
+function isKey(doc: string, start: number, key: string): boolean {
+  const c = doc.charCodeAt(start);
+  const written = c === 0x22 ? `"${key}"` : c === 0x27 ? `'${key}'` : key;
+  if (!doc.startsWith(written, start) || doc.charCodeAt(start + written.length) !== 0x3a) return false;
+  const next = doc.charCodeAt(start + written.length + 1);
+  return Number.isNaN(next) || next === 0x20 || next === 0x0a || next === 0x0d;
 }
 
 function afterKey(text: string, key: string): string {

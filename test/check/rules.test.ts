@@ -106,11 +106,6 @@ const CASES: Case[] = [
   },
 ];
 
-const ruleIds = (yaml: string, rule: string): string[] =>
-  check(yaml)
-    .findings.filter((f) => f.rule === rule)
-    .map((f) => f.field);
-
 describe('every lint rule', () => {
   it('has a case here (the timing rules are tested with the budgets)', () => {
     const ids = [validationRule, ...portRules, ...identicalRules, ...presenceRules, ...handlerRules, ...securityRules].map((r) => r.id);
