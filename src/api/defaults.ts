@@ -30,7 +30,14 @@ export function setProbeDefaults(probe: Probe): Probe {
  * `metadata.namespace` 'default'.
  */
 export function setPodDefaults(pod: Pod): Pod {
-  const out = copyPlain(pod);
+  return applyPodDefaults(copyPlain(pod));
+}
+
+/**
+ * `setPodDefaults` in place, for a pod the caller made itself (a workload's pod from
+ * `podsOf` is a fresh copy of its template): `check` saves a second deep copy per object.
+ */
+export function applyPodDefaults(out: Pod): Pod {
   const metadata = (out.metadata ??= {});
   if (!metadata.namespace) metadata.namespace = 'default';
   // The apiserver defaults a missing spec like an empty one, leaving only `containers` to complain about.

@@ -18,10 +18,9 @@ interface Line {
   indent: number;
   /** Column where the content starts after any `- ` sequence markers. */
   keyCol: number;
-  /** The line's content from `keyCol` on (a slice made only when asked for). */
-  readonly text: string;
-  /** Where the content starts in the document, for comparisons without slicing. */
+  /** Where the content starts and the line ends in the document (no slices kept: a finding needs a few). */
   start: number;
+  end: number;
   /** The line starts (after its indentation) with a `- ` sequence marker. */
   dash: boolean;
 }
@@ -62,15 +61,7 @@ export function prepareLines(doc: string): Lines | undefined {
       }
       const start = i;
       const stop = doc.charCodeAt(end - 1) === 0x0d ? end - 1 : end;
-      lines.push({
-        indent,
-        keyCol: i - pos,
-        start,
-        dash,
-        get text() {
-          return doc.slice(start, stop);
-        },
-      });
+      lines.push({ indent, keyCol: i - pos, start, end: stop, dash });
     }
     pos = end + 1;
   }
@@ -139,11 +130,13 @@ export function blockPosition(prepared: Lines, path: readonly (string | number)[
     }
     if (at < 0) return undefined; // absent, or written in a way the walker does not read
     found = { line: at, column: keyCol };
-    const rest = afterKey(lines[at]?.text ?? '', segment);
+    const line = lines[at];
+    const text = line ? doc.slice(line.start, line.end) : '';
+    const rest = afterKey(text, segment);
     if (rest !== '' && !rest.startsWith('#')) {
       // An inline value: a scalar has no children; a one-line flow mapping may.
       if (s === path.length - 1) break;
-      return flowChild(lines[at]?.text ?? '', segment, path.slice(s + 1), at, keyCol);
+      return flowChild(text, segment, path.slice(s + 1), at, keyCol);
     }
     // A block value: the following lines indented more, or a sequence at the same column.
     let end = prepared.blockEnds.get(at);

@@ -4,7 +4,7 @@
  * (regular, sidecar and plain init) with its timing budget. Nothing here runs anything.
  */
 import { formatFieldPath, type FieldPath, type ManifestLoad, type ManifestObject, type ManifestProblem } from '../api/documents.js';
-import { setPodDefaults } from '../api/defaults.js';
+import { applyPodDefaults, setPodDefaults } from '../api/defaults.js';
 import { podsOf } from '../api/manifest.js';
 import type { Container, Pod } from '../api/types.js';
 import { validatePod } from '../api/validation.js';
@@ -33,14 +33,20 @@ export interface CheckResult {
 
 /** Checks every object of `load`; never throws on bad input (it becomes a problem). */
 export function checkManifests(load: ManifestLoad, options: CheckRunOptions): CheckResult {
-  const { pods, problems } = podsOf(load.objects);
-  const result: CheckResult = { findings: [], containers: [], problems: [...load.problems, ...problems.map(withFixHint)] };
+  const result: CheckResult = { findings: [], containers: [], problems: [...load.problems] };
   const rules = (options.rules ?? allRules).filter((r) => !options.disabled?.has(r.id));
-  for (const { pod, object, templatePath } of pods) {
+  // One object at a time, so each pod copy is garbage before the next (50,000 objects stay cheap).
+  for (const one of load.objects) {
+    const { pods, problems } = podsOf([one]);
+    result.problems.push(...problems.map(withFixHint));
+    const [entry] = pods;
+    if (!entry) continue;
+    const { pod, object, templatePath } = entry;
     const ignored = ignoredRules(object, templatePath);
     const active = ignored.size === 0 ? rules : rules.filter((r) => !ignored.has(r.id));
     const place = placer(object);
-    const defaulted = setPodDefaults(pod);
+    // A workload's pod is podsOf's own copy of its template; a Pod is the loader's value itself.
+    const defaulted = object.kind === 'Pod' ? setPodDefaults(pod) : applyPodDefaults(pod);
     if (!options.disabled?.has(VALIDATION_RULE_ID) && !ignored.has(VALIDATION_RULE_ID)) {
       for (const err of validatePod(defaulted)) {
         const podPath = parseFieldPath(err.field);

@@ -72,3 +72,15 @@ describe('checkManifests', () => {
     expect(parseFieldPath('spec.containers[12].ports[0].name')).toEqual(['spec', 'containers', 12, 'ports', 0, 'name']);
   });
 });
+
+describe('checkManifests leaves its input alone', () => {
+  it('the loaded objects are not changed by defaulting (Pods and workloads)', async () => {
+    const { parseManifestDocuments } = await import('../../src/api/documents.js');
+    const { checkManifests } = await import('../../src/check/run.js');
+    const text = `${deployment(GOOD_PROBES)}---\n${deployment(GOOD_PROBES, { kind: 'Pod' })}`;
+    const load = parseManifestDocuments(text, 'x.yaml');
+    const before = JSON.stringify(load.objects.map((o) => o.value));
+    checkManifests(load, { startupTimes: new Map() });
+    expect(JSON.stringify(load.objects.map((o) => o.value))).toBe(before);
+  });
+});
