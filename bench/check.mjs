@@ -14,6 +14,7 @@ import { toJson } from '../dist/check/output.js';
 import { checkManifests } from '../dist/check/run.js';
 
 const GOAL_S = 5;
+const GOAL_OBJECTS = 50_000;
 
 /**
  * One workload of a realistic mix (Deployments, StatefulSets, DaemonSets, some with a native
@@ -138,7 +139,8 @@ function main() {
     ratioToParse: round(check.wall / parse.wall),
     cpuRatioToParse: round(check.cpu / parse.cpu),
     goalS: GOAL_S,
-    withinGoal: check.wall + json.wall < GOAL_S,
+    /** The goal is for 50,000 objects; other sizes are scaled to it. */
+    withinGoal: ((check.wall + json.wall) * GOAL_OBJECTS) / n < GOAL_S,
   };
   process.stdout.write(`${JSON.stringify(line)}\n\n`);
   const rows = [
@@ -149,7 +151,7 @@ function main() {
   process.stdout.write(`${''.padEnd(46)} ${'wall'.padStart(8)} ${'cpu'.padStart(8)}\n`);
   for (const [label, w, c] of rows) process.stdout.write(`${String(label).padEnd(46)} ${Number(w).toFixed(2).padStart(6)} s ${Number(c).toFixed(2).padStart(6)} s\n`);
   process.stdout.write(
-    `\ncheck / parse-only = ${line.ratioToParse}× wall, ${line.cpuRatioToParse}× cpu, for ${n} objects (${line.findings} findings, ${line.containers} containers); goal < ${GOAL_S} s: ${line.withinGoal ? 'met' : 'NOT met'}\n`,
+    `\ncheck / parse-only = ${line.ratioToParse}× wall, ${line.cpuRatioToParse}× cpu, for ${n} objects (${line.findings} findings, ${line.containers} containers); goal ${GOAL_OBJECTS} objects < ${GOAL_S} s${n === GOAL_OBJECTS ? '' : ' (scaled)'}: ${line.withinGoal ? 'met' : 'NOT met'}\n`,
   );
   process.stdout.write('(best of runs, measured on this machine now — shared with other work: compare ratios, not seconds)\n');
 }
