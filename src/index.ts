@@ -104,3 +104,9 @@ export { createProcessRuntime, type ProcessRuntimeOptions } from './runtime/proc
 // The read-only HTTP API
 export { startServer, type RunningServer, type ServerOptions } from './server/server.js';
 export type { KubeletView } from './server/view.js';
+
+// probelet check: static probe lint (the lint helper's part; budgets are exported by their own block)
+export { checkManifests, IGNORE_ANNOTATION, type CheckResult, type CheckRunOptions } from './check/run.js';
+export { rules as checkRules, ruleInfos as checkRuleInfos, type RuleInfo } from './check/rules/index.js';
+export { toJson as formatCheckJson, toSarif as formatCheckSarif, toText as formatCheckText } from './check/output.js';
+export type { CheckOptions, ContainerContext, ContainerRole, Finding, ObjectRef, Rule, RuleFinding, Severity } from './check/types.js';
