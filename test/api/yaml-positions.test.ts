@@ -30,8 +30,12 @@ describe('blockPosition', () => {
   it('agrees with the js-yaml listener on every field of every fixture manifest', () => {
     let answered = 0;
     let compared = 0;
-    for (const file of files(FIXTURES)) {
-      for (const chunk of splitDocuments(readFileSync(file, 'utf8'))) {
+    const texts = files(FIXTURES).flatMap((file) => {
+      const text = readFileSync(file, 'utf8');
+      return [[file, text], [`${file} (CRLF)`, text.replace(/\r?\n/g, '\r\n')]];
+    });
+    for (const [file, text] of texts) {
+      for (const chunk of splitDocuments(text ?? '')) {
         let value: unknown;
         try {
           value = yaml.load(chunk.text);
