@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { USAGE, parseOptions, parseTarget } from './lib/options.mjs';
+import { USAGE, parseOptions, parseTarget, scenarioOf } from './lib/options.mjs';
 import { ratioLine, table } from './lib/report.mjs';
 import { recorderCostReport, takeRecorderCostFlag } from './lib/recorder-cost.mjs';
 
@@ -117,6 +117,15 @@ async function runOnce(impl, o, target) {
 }
 
 async function main() {
+  // `--scenario check`: static checking of 50,000 objects (bench/check.mjs), its own process.
+  let scenario;
+  try {
+    scenario = scenarioOf(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
+    return 2;
+  }
+  if (scenario !== undefined) return runScenario(scenario, process.argv.slice(2));
   let o;
   const { recorderCost, rest } = takeRecorderCostFlag(process.argv.slice(2));
   try {
@@ -153,6 +162,22 @@ async function main() {
   if (ratio !== undefined) process.stdout.write(`${ratio}\n`);
   process.stdout.write('(measured on this machine now; compare runs from one invocation only)\n');
   return 0;
+}
+
+/**
+ * @param {string} name
+ * @param {string[]} argv  all arguments; `--scenario NAME` is dropped, the rest go to the scenario
+ */
+async function runScenario(name, argv) {
+  const at = argv.findIndex((a) => a === '--scenario' || a.startsWith('--scenario='));
+  const rest = argv.filter((_, i) => i !== at && !(argv[at] === '--scenario' && i === at + 1));
+  if (!existsSync(here('../dist/index.js'))) {
+    process.stderr.write('bench: dist/ is missing: run `npm run build` first\n');
+    return 2;
+  }
+  const child = spawn(process.execPath, [here(`./${name}.mjs`), ...rest], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const [code] = /** @type {[number | null]} */ (await new Promise((resolve) => child.once('exit', (...args) => resolve(args))));
+  return code ?? 1;
 }
 
 // Piped into `head`: stop quietly.

@@ -128,3 +128,10 @@ export type { ProbeQuery, ViewChange } from './server/view.js';
 export { createCriRuntime, DEFAULT_CRI_ENDPOINT, type CriRuntime, type CriRuntimeOptions } from './runtime/cri/cri-runtime.js';
 export type { ImageInfo } from './runtime/types.js';
 export { ERR_IMAGE_NEVER_PULL, ERR_IMAGE_PULL, IMAGE_PULL_BACK_OFF, shouldPullImage } from './kubelet/images.js';
+// probelet check: static probe lint (the lint helper's part; budgets are exported by their own block)
+export { checkManifests, IGNORE_ANNOTATION, type CheckResult, type CheckRunOptions } from './check/run.js';
+export { rules as checkRules, ruleInfos as checkRuleInfos, type RuleInfo } from './check/rules/index.js';
+export { toJson as formatCheckJson, toSarif as formatCheckSarif, toText as formatCheckText } from './check/output.js';
+export type { CheckOptions, ContainerContext, ContainerRole, Finding, ObjectRef, Rule, RuleFinding, Severity } from './check/types.js';
+export { computeBudget, backOffAfterRestarts, formatBudgetTable } from './check/budgets.js';
+export { timingRules } from './check/rules/timing.js';

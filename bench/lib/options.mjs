@@ -32,7 +32,25 @@ const HANDLERS = ['http', 'tcp', 'grpc', 'exec'];
 
 export const USAGE = `usage: npm run bench -- [--handler http|tcp|grpc|exec] [--workers N] [--period S]
        [--duration S] [--warmup S] [--timeout S] [--containers-per-pod K]
-       [--target URL|HOST:PORT] [--baseline] [--idle] [--cpu-prof]`;
+       [--target URL|HOST:PORT] [--baseline] [--idle] [--cpu-prof]
+       npm run bench -- --scenario check [--objects N]   (probelet check over N workload objects)`;
+
+const SCENARIOS = ['check'];
+
+/**
+ * The scenario asked for with `--scenario NAME` (a bench of its own, bench/NAME.mjs), or
+ * undefined for the probe-worker bench.
+ * @param {readonly string[]} argv
+ * @returns {string | undefined}
+ */
+export function scenarioOf(argv) {
+  const at = argv.findIndex((a) => a === '--scenario' || a.startsWith('--scenario='));
+  if (at < 0) return undefined;
+  const arg = argv[at] ?? '';
+  const name = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[at + 1];
+  if (name === undefined || !SCENARIOS.includes(name)) throw new Error(`--scenario must be one of ${SCENARIOS.join(', ')}`);
+  return name;
+}
 
 /**
  * @param {readonly string[]} argv  Arguments after the script name.

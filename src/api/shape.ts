@@ -133,7 +133,8 @@ const INT32_MAX = 2 ** 31 - 1;
 function check(value: unknown, shape: Shape, path: (string | number)[], problems: ShapeProblem[]): void {
   // A JSON null decodes to the Go zero value, so it is never a type error.
   if (value === null || value === undefined) return;
-  const fail = (expected: string) => problems.push({ path, message: `expected ${expected}, got ${describe(value)}` });
+  // `path` is one array pushed and popped along the walk (no copy per field); a problem keeps a copy.
+  const fail = (expected: string) => problems.push({ path: [...path], message: `expected ${expected}, got ${describe(value)}` });
   if (shape === 'string') {
     if (typeof value !== 'string') fail('a string');
   } else if (shape === 'integer') {
@@ -150,14 +151,32 @@ function check(value: unknown, shape: Shape, path: (string | number)[], problems
     else if ((value as number) < INT32_MIN || (value as number) > INT32_MAX) fail('a 32-bit integer or a string');
   } else if ('list' in shape) {
     if (!Array.isArray(value)) fail(shape.list === 'string' ? 'a list of strings' : 'a list');
-    else value.forEach((item, i) => check(item, shape.list, [...path, i], problems));
+    else {
+      for (let i = 0; i < value.length; i++) {
+        path.push(i);
+        check(value[i], shape.list, path, problems);
+        path.pop();
+      }
+    }
   } else if ('map' in shape) {
     if (!isRecord(value)) fail('a mapping');
-    else for (const [key, item] of Object.entries(value)) check(item, shape.map, [...path, key], problems);
+    else {
+      for (const key of Object.keys(value)) {
+        path.push(key);
+        check(value[key], shape.map, path, problems);
+        path.pop();
+      }
+    }
   } else if (!isRecord(value)) {
     fail('a mapping');
   } else {
-    for (const [key, fieldShape] of Object.entries(shape.object)) check(value[key], fieldShape, [...path, key], problems);
+    for (const key in shape.object) {
+      const item = value[key];
+      if (item === null || item === undefined) continue;
+      path.push(key);
+      check(item, shape.object[key] as Shape, path, problems);
+      path.pop();
+    }
   }
 }
 

@@ -4,6 +4,7 @@
  * and `simulate` read a template as the pod it describes; `run` names it the way its
  * controller would (`web-7d4b9c8f6-x2x9q`, `db-0`).
  */
+import { copyPlain } from '../util/copy.js';
 import type { ObjectMeta, Pod, PodSpec } from './types.js';
 
 interface PodTemplateKind {
@@ -63,7 +64,7 @@ export function podFromWorkload(kind: string, object: Record<string, unknown>, o
   const meta = isRecord(object['metadata']) ? (object['metadata'] as ObjectMeta) : {};
   const display = `${kind} ${JSON.stringify(meta.name ?? '')}`;
   if (!isRecord(template)) return `${display} has no ${workload.templatePath.join('.')}`;
-  const copy = structuredClone(template) as { metadata?: ObjectMeta; spec?: PodSpec };
+  const copy = copyPlain(template) as { metadata?: ObjectMeta; spec?: PodSpec };
   const metadata: ObjectMeta = isRecord(copy.metadata) ? copy.metadata : {};
   const namespace = metadata.namespace || meta.namespace;
   const pod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { ...metadata, ...(namespace ? { namespace } : {}) } };

@@ -6,6 +6,7 @@
  * found lazily (`locate`), only for the documents a message is about.
  */
 import yaml from 'js-yaml';
+import { blockPosition, prepareLines } from './yaml-positions.js';
 
 /** Deepest nesting accepted. Kubernetes objects stay far below it; a CRD schema may reach a few dozen. */
 export const MAX_YAML_DEPTH = 1000;
@@ -180,6 +181,17 @@ interface PositionNode {
  * listener; callers keep the returned function (it caches the tree).
  */
 export function positionIndex(chunk: YamlChunk): (path: FieldPath) => SourcePosition {
+  let lines: ReturnType<typeof prepareLines> | null = null;
+  const slow = listenerIndex(chunk);
+  return (path) => {
+    if (lines === null) lines = prepareLines(chunk.text);
+    const fast = lines && blockPosition(lines, path);
+    return fast ? { line: fast.line + chunk.lineOffset + 1, column: fast.column + 1 } : slow(path);
+  };
+}
+
+/** The positions as js-yaml sees them: every node of the document, from a second read with a listener. */
+export function listenerIndex(chunk: YamlChunk): (path: FieldPath) => SourcePosition {
   let root: PositionNode | undefined;
   const anchors = new Map<unknown, PositionNode>();
   const build = (): PositionNode => {
@@ -245,6 +257,9 @@ function childAt(
   depth: number,
 ): { pointer: PositionNode; value: PositionNode } | undefined {
   if (depth > 10) return undefined;
+  // A flow collection at the root of a document (a JSON file) is reported twice, nested in itself.
+  const only = node.children.length === 1 ? node.children[0] : undefined;
+  if (only && !only.isKey && only.result === node.result && typeof node.result === 'object') return childAt(only, segment, anchors, depth + 1);
   const target = anchors.get(node.result) !== node && node.children.length === 0 ? anchors.get(node.result) : undefined;
   if (target) return childAt(target, segment, anchors, depth + 1);
   if (Array.isArray(node.result)) {

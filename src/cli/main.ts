@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { CliUsageError, type CliIO, processIO } from './io.js';
+import { registerCheckCommand } from './check.js';
 import { registerProbeCommand } from './probe.js';
 import { registerRunCommand } from './run.js';
 
@@ -18,6 +19,7 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
     });
   registerProbeCommand(program, io, setExit);
   registerRunCommand(program, io, setExit);
+  registerCheckCommand(program, io, setExit);
   return program;
 }
 

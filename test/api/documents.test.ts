@@ -95,6 +95,13 @@ describe('documents', () => {
     expect(skippedNote(load.skipped)).toBe('skipped 4 objects without a pod template (Service ×2, ConfigMap, CustomResourceDefinition)');
   });
 
+  it('positions of fields inside a JSON document (a flow mapping at the root) are found', () => {
+    const text = '{\n  "apiVersion": "v1",\n  "kind": "Pod",\n  "spec": {\n    "containers": [\n      { "name": "a", "image": "x" }\n    ]\n  }\n}\n';
+    const [object] = parseManifestDocuments(text, 'p.json').objects;
+    expect(object?.position(['kind'])).toEqual({ line: 3, column: 3 });
+    expect(object?.position(['spec', 'containers', 0, 'image'])).toEqual({ line: 6, column: 22 });
+  });
+
   it('reads every workload kind, PodTemplate and ReplicationController included, and Lists of them', () => {
     const tpl = '  template:\n    spec:\n      containers: [{name: c, image: x}]\n';
     const text = [

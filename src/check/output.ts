@@ -1,0 +1,162 @@
+/**
+ * The three outputs of `probelet check`: text for people, JSON in a fixed shape for
+ * scripts, SARIF 2.1.0 for code-scanning UIs. Pure functions of a `CheckResult`.
+ */
+import { formatBudgetTable } from './budgets.js';
+import type { RuleInfo } from './rules/index.js';
+import type { CheckResult } from './run.js';
+import type { ContainerBudget, Finding, ObjectRef, Severity } from './types.js';
+
+/** `check -o json`: exactly these keys, in this order; `null` for an unknown container or an unbounded budget. */
+export function toJson(result: Pick<CheckResult, 'findings' | 'containers'>): string {
+  const findings = result.findings.map((f) => ({
+    rule: f.rule,
+    severity: f.severity,
+    file: f.file,
+    line: f.line,
+    column: f.column,
+    object: objectJson(f.object),
+    container: f.container ?? null,
+    field: f.field,
+    message: f.message,
+  }));
+  const containers = result.containers.map((b) => ({
+    file: b.file,
+    object: objectJson(b.object),
+    container: b.container,
+    probes: b.probes,
+    startupBudgetSeconds: b.startupBudgetSeconds,
+    earliestReadySeconds: b.earliestReadySeconds,
+    hangToKillSeconds: b.hangToKillSeconds,
+    hangToNotReadySeconds: b.hangToNotReadySeconds,
+  }));
+  return `${JSON.stringify({ findings, containers }, null, 2)}\n`;
+}
+
+function objectJson(o: ObjectRef): ObjectRef {
+  return { apiVersion: o.apiVersion, kind: o.kind, namespace: o.namespace, name: o.name };
+}
+
+interface ObjectGroup {
+  file: string;
+  object: ObjectRef;
+  findings: Finding[];
+  containers: ContainerBudget[];
+}
+
+/** Findings and budgets grouped by file, then object, in input order. */
+export function groupByObject(result: Pick<CheckResult, 'findings' | 'containers'>): ObjectGroup[] {
+  const groups = new Map<string, ObjectGroup>();
+  const group = (file: string, object: ObjectRef): ObjectGroup => {
+    const key = JSON.stringify([file, object.apiVersion, object.kind, object.namespace, object.name]);
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { file, object, findings: [], containers: [] }));
+    return g;
+  };
+  // Budgets first: they come in object order, findings may not (validation before rules).
+  for (const b of result.containers) group(b.file, b.object).containers.push(b);
+  for (const f of result.findings) group(f.file, f.object).findings.push(f);
+  const out = [...groups.values()];
+  const fileOrder = new Map<string, number>();
+  out.forEach((g) => fileOrder.set(g.file, fileOrder.get(g.file) ?? fileOrder.size));
+  out.sort((a, b) => (fileOrder.get(a.file) ?? 0) - (fileOrder.get(b.file) ?? 0));
+  for (const g of out) g.findings.sort((a, b) => a.line - b.line || a.column - b.column);
+  return out;
+}
+
+/** `Deployment default/web`, or `Deployment web` without a namespace. */
+export function objectTitle(o: ObjectRef): string {
+  return `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name || '(no name)'}`;
+}
+
+export function findingLine(f: Finding): string {
+  return `${f.file}:${f.line}:${f.column} ${f.severity} ${f.rule} ${f.message}`;
+}
+
+const indent = (text: string, by: string): string =>
+  text
+    .split('\n')
+    .map((l) => (l === '' ? l : by + l))
+    .join('\n');
+
+/** `check -o text`: per file, per object: its findings, then its containers' budget table; a count at the end. */
+export function toText(result: Pick<CheckResult, 'findings' | 'containers'>): string {
+  const lines: string[] = [];
+  let file: string | undefined;
+  for (const g of groupByObject(result)) {
+    if (g.file !== file) {
+      if (file !== undefined) lines.push('');
+      lines.push(g.file);
+      file = g.file;
+    }
+    lines.push(`  ${objectTitle(g.object)}`);
+    for (const f of g.findings) lines.push(`    ${findingLine(f)}`);
+    const table = formatBudgetTable(g.containers);
+    if (table !== '') lines.push(indent(table, '      '));
+  }
+  lines.push('', summaryLine(result.findings));
+  return `${lines.join('\n')}\n`;
+}
+
+export function summaryLine(findings: readonly Finding[]): string {
+  const count = (s: Severity): number => findings.filter((f) => f.severity === s).length;
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+  return `${plural(count('error'), 'error')}, ${plural(count('warning'), 'warning')}, ${count('info')} info`;
+}
+
+const SARIF_LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = { error: 'error', warning: 'warning', info: 'note' };
+export const SARIF_SCHEMA = 'https://json.schemastore.org/sarif-2.1.0.json';
+
+/**
+ * SARIF 2.1.0: one run, the rules with their help text in `tool.driver.rules`, one result
+ * per finding with its physical location (file relative as given; stdin as `stdin`).
+ */
+export function toSarif(result: Pick<CheckResult, 'findings'>, rules: readonly RuleInfo[], version: string): string {
+  const index = new Map(rules.map((r, i) => [r.id, i]));
+  const log = {
+    $schema: SARIF_SCHEMA,
+    version: '2.1.0',
+    runs: [
+      {
+        tool: {
+          driver: {
+            name: 'probelet',
+            version,
+            informationUri: 'https://www.npmjs.com/package/probelet',
+            rules: rules.map((r) => ({
+              id: r.id,
+              shortDescription: { text: r.summary },
+              fullDescription: { text: r.summary },
+              help: { text: r.explain },
+              defaultConfiguration: { level: SARIF_LEVEL[r.severity] },
+              properties: { equivalents: [...(r.equivalents ?? [])] },
+            })),
+          },
+        },
+        results: result.findings.map((f) => ({
+          ruleId: f.rule,
+          ...(index.has(f.rule) ? { ruleIndex: index.get(f.rule) } : {}),
+          level: SARIF_LEVEL[f.severity],
+          message: { text: f.message },
+          locations: [
+            {
+              physicalLocation: {
+                artifactLocation: { uri: sarifUri(f.file) },
+                region: { startLine: f.line, startColumn: f.column },
+              },
+              logicalLocations: [{ fullyQualifiedName: `${objectTitle(f.object)}${f.field ? `#${f.field}` : ''}`, kind: 'object' }],
+            },
+          ],
+        })),
+      },
+    ],
+  };
+  return `${JSON.stringify(log, null, 2)}\n`;
+}
+
+/** A relative URI reference for a path as given (forward slashes, characters escaped). */
+function sarifUri(file: string): string {
+  if (file === '<stdin>') return 'stdin';
+  if (file.startsWith('/')) return `file://${file.split('/').map(encodeURIComponent).join('/')}`;
+  return file.split(/[\\/]/).map(encodeURIComponent).join('/');
+}

@@ -1,0 +1,103 @@
+/**
+ * `probelet check PATH...`: static probe lint and timing budgets for any manifest, with
+ * nothing run. Thin: loading is `api/documents`, checking `check/run`, output `check/output`.
+ */
+import { createRequire } from 'node:module';
+import { Command, Option } from 'commander';
+import { formatProblem, loadManifests, skippedNote, type LoadOptions } from '../api/documents.js';
+import { toJson, toSarif, toText } from '../check/output.js';
+import { findRule, ruleInfos } from '../check/rules/index.js';
+import { checkManifests } from '../check/run.js';
+import type { Severity } from '../check/types.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
+import { CliUsageError, type CliIO } from './io.js';
+import { parseDuration } from './run-flags.js';
+
+const OUTPUTS = ['text', 'json', 'sarif'] as const;
+const FAIL_ON = ['error', 'warning', 'info', 'never'] as const;
+const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1 };
+
+export interface CheckFlags {
+  output: (typeof OUTPUTS)[number];
+  failOn: (typeof FAIL_ON)[number];
+  startupTime: string[];
+  disable: string[];
+  explain?: string;
+}
+
+export function registerCheckCommand(program: Command, io: CliIO, setExit: (code: number) => void, load: LoadOptions = {}): void {
+  program
+    .command('check')
+    .description('Lint the probes of any workload manifest and compute how long each container has before the kubelet kills it or takes it out of service — without running anything.')
+    .argument('[paths...]', 'files, folders (*.yaml, *.yml, *.json, recursively) or - for stdin')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUTS).default('text'))
+    .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding has this severity or worse').choices(FAIL_ON).default('error'))
+    .option('--startup-time <container=duration>', 'how long a container needs to start, e.g. web=40s (repeatable)', collect, [])
+    .option('--disable <rules>', 'rule ids to turn off, comma-separated (repeatable)', collect, [])
+    .option('--explain <rule>', "print a rule's text: what, why, fix, example")
+    .action(async (paths: string[], flags: CheckFlags) => {
+      setExit(await runCheck(paths, flags, io, load));
+    });
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** One `probelet check` run; returns the exit code. Bad flags throw CliUsageError (exit 2). */
+export async function runCheck(paths: readonly string[], flags: CheckFlags, io: CliIO, load: LoadOptions = {}): Promise<number> {
+  if (flags.explain !== undefined) return explain(flags.explain, io);
+  const disabled = parseDisable(flags.disable);
+  const startupTimes = parseStartupTimes(flags.startupTime);
+  if (paths.length === 0) throw new CliUsageError('check: give at least one PATH (a file, a folder, or - for standard input)');
+
+  const loaded = await loadManifests(paths, load);
+  const result = checkManifests(loaded, { startupTimes, disabled });
+  for (const problem of result.problems) io.stderr(`${formatProblem(problem)}\n`);
+  if (flags.output === 'json') io.stdout(toJson(result));
+  else if (flags.output === 'sarif') io.stdout(toSarif(result, ruleInfos, packageVersion()));
+  else {
+    io.stdout(toText(result));
+    const note = skippedNote(loaded.skipped);
+    if (note !== '') io.stdout(`${note}\n`);
+  }
+  if (result.problems.length > 0) {
+    io.stderr(`probelet: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'} in the input (above); everything else was checked\n`);
+    return EXIT_USAGE;
+  }
+  if (flags.failOn === 'never') return EXIT_OK;
+  const threshold = RANK[flags.failOn];
+  return result.findings.some((f) => RANK[f.severity] >= threshold) ? EXIT_FAILED : EXIT_OK;
+}
+
+function explain(id: string, io: CliIO): number {
+  const rule = findRule(id);
+  if (!rule) throw new CliUsageError(`--explain: unknown rule ${JSON.stringify(id)}; rules: ${ruleInfos.map((r) => r.id).join(', ')}`);
+  const equivalents = rule.equivalents?.length ? `\nEquivalents in other tools: ${rule.equivalents.join('; ')}\n` : '';
+  io.stdout(`${rule.id} (${rule.severity}): ${rule.summary}\n\n${rule.explain}\n${equivalents}`);
+  return EXIT_OK;
+}
+
+function parseDisable(values: readonly string[]): Set<string> {
+  const ids = new Set(values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== ''));
+  for (const id of ids) {
+    if (!findRule(id)) throw new CliUsageError(`--disable: unknown rule ${JSON.stringify(id)}; rules: ${ruleInfos.map((r) => r.id).join(', ')}`);
+  }
+  return ids;
+}
+
+function parseStartupTimes(values: readonly string[]): Map<string, number> {
+  const times = new Map<string, number>();
+  for (const value of values) {
+    const eq = value.indexOf('=');
+    const container = value.slice(0, eq).trim();
+    if (eq <= 0 || container === '') throw new CliUsageError(`--startup-time: expected CONTAINER=DURATION (e.g. web=40s), got ${JSON.stringify(value)}`);
+    times.set(container, parseDuration(value.slice(eq + 1), '--startup-time') / 1000);
+  }
+  return times;
+}
+
+function packageVersion(): string {
+  const require = createRequire(import.meta.url);
+  return (require('../../package.json') as { version: string }).version;
+}

@@ -1,0 +1,218 @@
+/**
+ * `probelet check` as users run it: exit codes, every output format in its exact shape,
+ * --explain, --disable, annotations, stdin (through the real executable), and a broken file
+ * beside good ones.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { runCheck, type CheckFlags } from '../../src/cli/check.js';
+import { BIN, REPO_ROOT, runCli } from '../cli/helpers.js';
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/check/', import.meta.url));
+const GOOD = `${FIXTURES}good.yaml`;
+const PORT_ERROR = `${FIXTURES}port-error.yaml`;
+const BROKEN = `${FIXTURES}broken.yaml`;
+
+describe('probelet check: exit status', () => {
+  it('0 when nothing reaches --fail-on (default error), with the info findings printed', async () => {
+    const run = await runCli(['check', GOOD]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Deployment shop/web');
+    expect(run.stdout).toMatch(/^0 errors, /m);
+    expect(run.stdout).toContain('skipped 1 object without a pod template (Service)');
+  });
+
+  it('1 for an error finding; --fail-on never makes it 0; --fail-on info counts info', async () => {
+    expect((await runCli(['check', PORT_ERROR])).code).toBe(1);
+    expect((await runCli(['check', '--fail-on', 'never', PORT_ERROR])).code).toBe(0);
+    const infoOnly = await runCli(['check', '--fail-on', 'info', '--disable', 'probe-port-unresolved', PORT_ERROR]);
+    expect(infoOnly.stdout).toMatch(/ info probe-port-numeric|info startup-probe-missing/);
+    expect(infoOnly.code).toBe(1);
+    expect((await runCli(['check', '--fail-on', 'warning', '--disable', 'probe-port-unresolved', PORT_ERROR])).code).toBe(0);
+  });
+
+  it('prints each finding as file:line:col severity rule message, grouped under file and object', async () => {
+    const run = await runCli(['check', PORT_ERROR]);
+    const lines = run.stdout.split('\n');
+    expect(lines[0]).toBe(PORT_ERROR);
+    expect(lines[1]).toBe('  Pod api');
+    expect(lines).toContain(
+      `    ${PORT_ERROR}:13:34 error probe-port-unresolved readinessProbe.httpGet.port "http" is not a port of container "api": every probe errors ("port http not found") and is discarded, so the readiness probe never turns the container Ready`,
+    );
+  });
+
+  it('2 for a broken file beside a good one: the problem with file:line on stderr, the other file still checked', async () => {
+    const run = await runCli(['check', BROKEN, PORT_ERROR]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(new RegExp(`^${BROKEN.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:\\d+:\\d+: document 1: `));
+    expect(run.stderr).toContain('1 problem in the input');
+    expect(run.stdout).toContain('error probe-port-unresolved');
+  });
+
+  it('2 for a file that cannot be read, and for a wrong type, naming the field and line', async () => {
+    const missing = await runCli(['check', `${FIXTURES}nope.yaml`, GOOD]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('nope.yaml: cannot read: no such file or directory');
+    expect(missing.stdout).toContain('Deployment shop/web');
+
+    let stdout = '';
+    let stderr = '';
+    const io = { stdout: (s: string) => void (stdout += s), stderr: (s: string) => void (stderr += s) };
+    const text = 'apiVersion: v1\nkind: Pod\nmetadata: { name: p }\nspec:\n  containers:\n    - name: a\n      image: x\n      readinessProbe:\n        periodSeconds: "10"\n        tcpSocket: { port: 80 }\n';
+    const code = await runCheck(['-'], flags(), io, { readStdin: async () => text });
+    expect(code).toBe(2);
+    expect(stderr).toContain('<stdin>:9:9: document 1: spec.containers[0].readinessProbe.periodSeconds: expected an integer, got "10"');
+    expect(stdout).toContain('0 errors');
+  });
+
+  it('2 for an unrendered Helm template, with the hint to render it', async () => {
+    let stderr = '';
+    const io = { stdout: () => undefined, stderr: (s: string) => void (stderr += s) };
+    const text = 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n  labels: {{- include "x" . | nindent 4 }}\n';
+    expect(await runCheck(['-'], flags(), io, { readStdin: async () => text })).toBe(2);
+    expect(stderr).toContain('render it first');
+  });
+
+  it('2 for bad flags: unknown rule, bad --startup-time, no path', async () => {
+    const unknown = await runCli(['check', '--disable', 'no-such-rule', GOOD]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--disable: unknown rule "no-such-rule"');
+    const badTime = await runCli(['check', '--startup-time', 'web', GOOD]);
+    expect(badTime.code).toBe(2);
+    expect(badTime.stderr).toContain('--startup-time: expected CONTAINER=DURATION');
+    expect((await runCli(['check', '--startup-time', 'web=soon', GOOD])).stderr).toContain('invalid duration "soon"');
+    expect((await runCli(['check', '--startup-time', 'web=1m30s', GOOD])).code).toBe(0);
+    expect((await runCli(['check'])).code).toBe(2);
+    expect((await runCli(['check', '-o', 'xml', GOOD])).code).toBe(2);
+  });
+});
+
+describe('probelet check: --explain and suppression', () => {
+  it('--explain prints what, why with the upstream issue, fix, example and the equivalents', async () => {
+    const run = await runCli(['check', '--explain', 'probe-port-unresolved']);
+    expect(run.code).toBe(0);
+    for (const part of ['probe-port-unresolved (error)', 'What:', 'Why:', 'kubernetes/kubernetes #139283', 'Fix:', 'Example:', 'kube-linter liveness-port']) {
+      expect(run.stdout).toContain(part);
+    }
+    expect((await runCli(['check', '--explain', 'invalid'])).stdout).toContain('must be 1');
+    const unknown = await runCli(['check', '--explain', 'nope']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('rules: invalid, probe-port-unresolved');
+  });
+
+  it('--disable with a comma list, and the probelet.dev/ignore annotation, silence a rule', async () => {
+    const disabled = await runCli(['check', '--disable', 'probe-port-unresolved,startup-probe-missing', '--disable', 'probe-port-numeric', PORT_ERROR]);
+    expect(disabled.code).toBe(0);
+    expect(disabled.stdout).not.toMatch(/probe-port-unresolved|startup-probe-missing|probe-port-numeric/);
+
+    const annotated = readFileSync(PORT_ERROR, 'utf8').replace('  name: api\n', '  name: api\n  annotations:\n    probelet.dev/ignore: probe-port-unresolved\n');
+    let stdout = '';
+    const io = { stdout: (s: string) => void (stdout += s), stderr: () => undefined };
+    expect(await runCheck(['-'], flags(), io, { readStdin: async () => annotated })).toBe(0);
+    expect(stdout).not.toContain('probe-port-unresolved');
+  });
+});
+
+describe('probelet check: machine-readable outputs', () => {
+  it('-o json has exactly the documented shape', async () => {
+    const run = await runCli(['check', '-o', 'json', PORT_ERROR, GOOD]);
+    expect(run.code).toBe(1);
+    const out = JSON.parse(run.stdout) as { findings: Record<string, unknown>[]; containers: Record<string, unknown>[] };
+    expect(Object.keys(out)).toEqual(['findings', 'containers']);
+    const finding = out.findings.find((f) => f['rule'] === 'probe-port-unresolved');
+    expect(finding).toEqual({
+      rule: 'probe-port-unresolved',
+      severity: 'error',
+      file: PORT_ERROR,
+      line: 13,
+      column: 34,
+      object: { apiVersion: 'v1', kind: 'Pod', namespace: '', name: 'api' },
+      container: 'api',
+      field: 'spec.containers[0].readinessProbe.httpGet.port',
+      message: expect.stringContaining('"http" is not a port of container "api"'),
+    });
+    for (const f of out.findings) {
+      expect(Object.keys(f)).toEqual(['rule', 'severity', 'file', 'line', 'column', 'object', 'container', 'field', 'message']);
+    }
+    expect(out.containers.map((c) => [c['file'], c['container']])).toEqual([
+      [PORT_ERROR, 'api'],
+      [GOOD, 'web'],
+    ]);
+    for (const c of out.containers) {
+      expect(Object.keys(c)).toEqual(['file', 'object', 'container', 'probes', 'startupBudgetSeconds', 'earliestReadySeconds', 'hangToKillSeconds', 'hangToNotReadySeconds']);
+      expect(Object.keys(c['object'] as object)).toEqual(['apiVersion', 'kind', 'namespace', 'name']);
+      for (const key of ['startupBudgetSeconds', 'earliestReadySeconds', 'hangToKillSeconds', 'hangToNotReadySeconds']) {
+        expect(c[key] === null || typeof c[key] === 'number').toBe(true);
+      }
+    }
+  });
+
+  it('-o sarif is SARIF 2.1.0 with the fields the spec requires, rules with help text, results with physical locations', async () => {
+    const run = await runCli(['check', '-o', 'sarif', PORT_ERROR]);
+    const log = JSON.parse(run.stdout) as SarifLog;
+    // sarifLog: version and runs are required; each run needs tool.driver.name.
+    expect(log.version).toBe('2.1.0');
+    expect(log.$schema).toMatch(/sarif-2\.1\.0/);
+    expect(log.runs).toHaveLength(1);
+    const [runObj] = log.runs;
+    const driver = runObj?.tool.driver;
+    expect(driver?.name).toBe('probelet');
+    const ruleIds = driver?.rules.map((r) => r.id) ?? [];
+    expect(new Set(ruleIds).size).toBe(ruleIds.length);
+    for (const rule of driver?.rules ?? []) {
+      expect(rule.id).toMatch(/^[a-z][a-z0-9-]*$/);
+      expect(rule.shortDescription.text.length).toBeGreaterThan(0);
+      expect(rule.help.text).toContain('Why:');
+      expect(['error', 'warning', 'note']).toContain(rule.defaultConfiguration.level);
+    }
+    const results = runObj?.results ?? [];
+    expect(results.length).toBeGreaterThan(0);
+    for (const r of results) {
+      // result: message.text required; ruleIndex, when present, points at the rule with that id.
+      expect(r.message.text.length).toBeGreaterThan(0);
+      expect(driver?.rules[r.ruleIndex]?.id).toBe(r.ruleId);
+      expect(['error', 'warning', 'note']).toContain(r.level);
+      const loc = r.locations[0]?.physicalLocation;
+      expect(loc?.artifactLocation.uri).toBe(`file://${PORT_ERROR}`);
+      expect(loc?.region.startLine).toBeGreaterThanOrEqual(1);
+      expect(loc?.region.startColumn).toBeGreaterThanOrEqual(1);
+    }
+    expect(results.find((r) => r.ruleId === 'probe-port-unresolved')?.level).toBe('error');
+  });
+});
+
+describe('probelet check on the real executable', () => {
+  it('reads - from standard input, as in `kubectl get deploy -o yaml | probelet check -`', async () => {
+    const child = spawn(process.execPath, [BIN, 'check', '-o', 'json', '-'], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stdin.end(readFileSync(PORT_ERROR));
+    const [code] = (await once(child, 'close')) as [number];
+    expect(code).toBe(1);
+    const out = JSON.parse(stdout) as { findings: { file: string; rule: string }[] };
+    expect(out.findings.find((f) => f.rule === 'probe-port-unresolved')?.file).toBe('<stdin>');
+  });
+});
+
+function flags(over: Partial<CheckFlags> = {}): CheckFlags {
+  return { output: 'text', failOn: 'error', startupTime: [], disable: [], ...over };
+}
+
+interface SarifLog {
+  $schema: string;
+  version: string;
+  runs: {
+    tool: { driver: { name: string; rules: { id: string; shortDescription: { text: string }; help: { text: string }; defaultConfiguration: { level: string } }[] } };
+    results: {
+      ruleId: string;
+      ruleIndex: number;
+      level: string;
+      message: { text: string };
+      locations: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number; startColumn: number } } }[];
+    }[];
+  }[];
+}

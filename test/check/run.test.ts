@@ -1,0 +1,86 @@
+/** The runner: validation findings placed in the object, suppression, roles, budgets listed. */
+import { describe, expect, it } from 'vitest';
+import { parseFieldPath } from '../../src/check/run.js';
+import { GOOD_PROBES, check, deployment } from './helpers.js';
+
+describe('checkManifests', () => {
+  it("reports the apiserver's validation with the path inside the object and its line", () => {
+    const yaml = deployment(`readinessProbe:\n  httpGet: { path: /ready, port: http, scheme: http }`);
+    const [f] = check(yaml).findings.filter((x) => x.rule === 'invalid');
+    expect(f).toMatchObject({
+      severity: 'error',
+      container: 'app',
+      field: 'spec.template.spec.containers[0].readinessProbe.httpGet.scheme',
+      message: 'spec.template.spec.containers[0].readinessProbe.httpGet.scheme: Unsupported value: "http": supported values: "HTTP", "HTTPS"',
+      line: 17,
+      object: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: '', name: 'app' },
+    });
+  });
+
+  it('maps pod metadata errors to the workload\'s own metadata', () => {
+    const yaml = deployment(GOOD_PROBES).replace('name: app\nspec:', 'name: Bad_Name\nspec:');
+    const [f] = check(yaml).findings.filter((x) => x.rule === 'invalid');
+    expect(f?.field).toBe('metadata.name');
+    expect(f?.line).toBe(4);
+    expect(f?.container).toBeUndefined();
+  });
+
+  it('probes on a plain init container are the apiserver\'s error, and no lint rule looks at them', () => {
+    const yaml = deployment(GOOD_PROBES, { podSpec: 'initContainers:\n  - name: migrate\n    image: example/migrate\n    readinessProbe: { httpGet: { path: /, port: nope } }' });
+    const found = check(yaml).findings.filter((f) => f.container === 'migrate');
+    expect(found.map((f) => [f.rule, f.field])).toEqual([['invalid', 'spec.template.spec.initContainers[0].readinessProbe']]);
+  });
+
+  it('lists the budgets of regular containers and sidecars, not of plain init containers', () => {
+    const yaml = deployment(GOOD_PROBES, {
+      podSpec: 'initContainers:\n  - name: migrate\n    image: example/migrate\n  - name: proxy\n    image: example/proxy\n    restartPolicy: Always',
+    });
+    expect(check(yaml).containers.map((c) => c.container)).toEqual(['proxy', 'app']);
+  });
+
+  it('the ignore annotation on the workload or on the pod template turns rules off for that object only', () => {
+    const broken = deployment(`readinessProbe:\n  httpGet: { path: /ready, port: metrics }`);
+    const onWorkload = broken.replace('name: app\nspec:', 'name: app\n  annotations:\n    probelet.dev/ignore: "probe-port-unresolved, liveness-probe-missing"\nspec:');
+    const onTemplate = broken.replace('labels: { app: app }', 'labels: { app: app }\n      annotations: { probelet.dev/ignore: probe-port-unresolved }');
+    expect(check(broken).findings.some((f) => f.rule === 'probe-port-unresolved')).toBe(true);
+    const left = check(onWorkload).findings.map((f) => f.rule);
+    expect(left).not.toContain('probe-port-unresolved');
+    expect(left).not.toContain('liveness-probe-missing');
+    expect(check(broken).findings.map((f) => f.rule)).toContain('liveness-probe-missing');
+    expect(check(onTemplate).findings.some((f) => f.rule === 'probe-port-unresolved')).toBe(false);
+    const both = check(`${onWorkload}---\n${broken}`).findings.filter((f) => f.rule === 'probe-port-unresolved');
+    expect(both).toHaveLength(1);
+  });
+
+  it('--disable turns a rule off everywhere, validation included', () => {
+    const yaml = deployment(`livenessProbe:\n  httpGet: { path: /healthz, port: http }\n  successThreshold: 2`);
+    const rules = check(yaml, { disabled: new Set(['invalid', 'readiness-probe-missing']) }).findings.map((f) => f.rule);
+    expect(rules).not.toContain('invalid');
+    expect(rules).not.toContain('readiness-probe-missing');
+    expect(rules).toContain('startup-probe-missing');
+  });
+
+  it('one object with values of the wrong type is a problem; the others are still checked', () => {
+    const bad = deployment(`readinessProbe:\n  httpGet: { path: /ready, port: http }\n  periodSeconds: "10"`);
+    const good = deployment(`readinessProbe:\n  httpGet: { path: /ready, port: metrics }`);
+    const result = check(`${bad}---\n${good}`);
+    expect(result.problems.map((p) => [p.line, p.field])).toEqual([[18, 'spec.template.spec.containers[0].readinessProbe.periodSeconds']]);
+    expect(result.findings.filter((f) => f.rule === 'probe-port-unresolved').map((f) => f.line)).toEqual([36]);
+  });
+
+  it('parses apiserver field paths', () => {
+    expect(parseFieldPath('spec.containers[12].ports[0].name')).toEqual(['spec', 'containers', 12, 'ports', 0, 'name']);
+  });
+});
+
+describe('checkManifests leaves its input alone', () => {
+  it('the loaded objects are not changed by defaulting (Pods and workloads)', async () => {
+    const { parseManifestDocuments } = await import('../../src/api/documents.js');
+    const { checkManifests } = await import('../../src/check/run.js');
+    const text = `${deployment(GOOD_PROBES)}---\n${deployment(GOOD_PROBES, { kind: 'Pod' })}`;
+    const load = parseManifestDocuments(text, 'x.yaml');
+    const before = JSON.stringify(load.objects.map((o) => o.value));
+    checkManifests(load, { startupTimes: new Map() });
+    expect(JSON.stringify(load.objects.map((o) => o.value))).toBe(before);
+  });
+});
