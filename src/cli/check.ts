@@ -21,6 +21,7 @@ export interface CheckFlags {
   output: (typeof OUTPUTS)[number];
   failOn: (typeof FAIL_ON)[number];
   startupTime: string[];
+  probeP99?: string[];
   disable: string[];
   explain?: string;
 }
@@ -33,6 +34,7 @@ export function registerCheckCommand(program: Command, io: CliIO, setExit: (code
     .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUTS).default('text'))
     .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding has this severity or worse').choices(FAIL_ON).default('error'))
     .option('--startup-time <container=duration>', 'how long a container needs to start, e.g. web=40s (repeatable)', collect, [])
+    .option('--probe-p99 <container.probe=duration>', 'a probe duration measured at p99 by probelet run, e.g. web.liveness=0.9s (repeatable)', collect, [])
     .option('--disable <rules>', 'rule ids to turn off, comma-separated (repeatable)', collect, [])
     .option('--explain <rule>', "print a rule's text: what, why, fix, example")
     .action(async (paths: string[], flags: CheckFlags) => {
@@ -49,10 +51,11 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   if (flags.explain !== undefined) return explain(flags.explain, io);
   const disabled = parseDisable(flags.disable);
   const startupTimes = parseStartupTimes(flags.startupTime);
+  const measuredP99 = parseProbeP99(flags.probeP99 ?? []);
   if (paths.length === 0) throw new CliUsageError('check: give at least one PATH (a file, a folder, or - for standard input)');
 
   const loaded = await loadManifests(paths, load);
-  const result = checkManifests(loaded, { startupTimes, disabled });
+  const result = checkManifests(loaded, { startupTimes, measuredP99, disabled });
   for (const problem of result.problems) io.stderr(`${formatProblem(problem)}\n`);
   if (flags.output === 'json') io.stdout(toJson(result));
   else if (flags.output === 'sarif') io.stdout(toSarif(result, ruleInfos, packageVersion()));
@@ -93,6 +96,23 @@ function parseStartupTimes(values: readonly string[]): Map<string, number> {
     const container = value.slice(0, eq).trim();
     if (eq <= 0 || container === '') throw new CliUsageError(`--startup-time: expected CONTAINER=DURATION (e.g. web=40s), got ${JSON.stringify(value)}`);
     times.set(container, parseDuration(value.slice(eq + 1), '--startup-time') / 1000);
+  }
+  return times;
+}
+
+const PROBE_KINDS = ['liveness', 'readiness', 'startup'];
+
+/** `--probe-p99 app.liveness=0.9s` → `app.liveness` → 0.9 (seconds). */
+function parseProbeP99(values: readonly string[]): Map<string, number> {
+  const times = new Map<string, number>();
+  for (const value of values) {
+    const eq = value.indexOf('=');
+    const key = value.slice(0, eq).trim();
+    const dot = key.lastIndexOf('.');
+    if (eq <= 0 || dot <= 0 || !PROBE_KINDS.includes(key.slice(dot + 1))) {
+      throw new CliUsageError(`--probe-p99: expected CONTAINER.PROBE=DURATION with PROBE one of ${PROBE_KINDS.join(', ')} (e.g. web.liveness=0.9s), got ${JSON.stringify(value)}`);
+    }
+    times.set(key, parseDuration(value.slice(eq + 1), '--probe-p99') / 1000);
   }
   return times;
 }

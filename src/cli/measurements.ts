@@ -85,8 +85,8 @@ export function measure(histories: readonly ProbeHistory[], since: number): Cont
 }
 
 /**
- * `probelet check FILE… --startup-time NAME=12.4s …`: one flag per container that reached
- * startup (or, without a startup probe, readiness) success; NAME is the container name, or
+ * `probelet check FILE… --startup-time NAME=12.4s --probe-p99 NAME.liveness=0.02s …`: a start-up flag per container that reached
+ * startup (or, without a startup probe, readiness) success and a p99 flag per probe that ran; NAME is the container name, or
  * `pod/container` when two pods have a container of that name.
  */
 export function checkCommand(files: readonly string[], measurements: readonly ContainerMeasurement[]): string {
@@ -94,12 +94,18 @@ export function checkCommand(files: readonly string[], measurements: readonly Co
   for (const m of measurements) counts.set(m.container, (counts.get(m.container) ?? 0) + 1);
   const flags: string[] = [];
   for (const m of measurements) {
-    const seconds = m.startedAfterSeconds ?? m.readyAfterSeconds;
-    if (seconds === undefined) continue;
     const name = (counts.get(m.container) ?? 0) > 1 ? `${m.pod}/${m.container}` : m.container;
-    flags.push(`--startup-time ${shellWord(`${name}=${seconds}s`)}`);
+    const seconds = m.startedAfterSeconds ?? m.readyAfterSeconds;
+    if (seconds !== undefined) flags.push(`--startup-time ${shellWord(`${name}=${seconds}s`)}`);
+    // check warns when a measured p99 is within 20 % of the probe's timeout.
+    for (const p of m.probes) if (p.sampled > 0) flags.push(`--probe-p99 ${shellWord(`${name}.${p.probeType}=${formatP99(p.p99Ms)}`)}`);
   }
   return ['probelet check', ...files.map(shellWord), ...flags].join(' ');
+}
+
+/** A p99 in seconds, to the millisecond, as `check`'s duration flags read it (`0.012s`). */
+function formatP99(ms: number): string {
+  return `${Math.round(ms) / 1000}s`;
 }
 
 /** The end-of-run report for a person. */

@@ -15,7 +15,7 @@ interface Seen {
 }
 
 /** Runs one rule over every container of `object` (a manifest object, given as JSON), as the runner does. */
-function check(ruleId: string, object: Record<string, unknown>, startupTimes: Record<string, number> = {}): Seen[] {
+function check(ruleId: string, object: Record<string, unknown>, startupTimes: Record<string, number> = {}, measuredP99: Record<string, number> = {}): Seen[] {
   const rule = timingRules.find((r) => r.id === ruleId) as Rule;
   expect(rule, ruleId).toBeDefined();
   const load = parseManifestDocuments(JSON.stringify(object), 'test.yaml');
@@ -41,7 +41,7 @@ function check(ruleId: string, object: Record<string, unknown>, startupTimes: Re
         role,
         path,
         budget: computeBudget(manifest, pod, container, role),
-        options: { startupTimes: new Map(Object.entries(startupTimes)) },
+        options: { startupTimes: new Map(Object.entries(startupTimes)), measuredP99: new Map(Object.entries(measuredP99)) },
       };
       for (const f of rule.check(ctx)) {
         out.push({ container: container.name, severity: f.severity ?? rule.severity, field: formatFieldPath(f.path), message: f.message });
@@ -342,5 +342,29 @@ describe('startup-unhealthy-events', () => {
     expect(check('startup-unhealthy-events', deployment([late]), { app: 20 })).toEqual([]);
     expect(check('startup-unhealthy-events', deployment([app({ startupProbe: http })]))).toEqual([]);
     expect(check('startup-unhealthy-events', deployment([app({ livenessProbe: http })]), { app: 45 })).toEqual([]);
+  });
+});
+
+describe('probe-near-timeout', () => {
+  it('fails when a measured p99 is within 20 % of the timeout, naming the numbers and the fix', () => {
+    const seen = check('probe-near-timeout', deployment([app({ livenessProbe: { ...http, timeoutSeconds: 1 }, readinessProbe: { ...http, timeoutSeconds: 2 } })]), {}, {
+      'app.liveness': 0.85,
+      'app.readiness': 1.5,
+    });
+    expect(seen).toEqual([
+      {
+        container: 'app',
+        severity: 'warning',
+        field: 'spec.template.spec.containers[0].livenessProbe.timeoutSeconds',
+        message:
+          'the liveness probe of container "app" took 850ms at p99 when measured, 85% of its timeoutSeconds 1: on a busier node it times out, and a timeout is a failure that restarts it; set timeoutSeconds: 2',
+      },
+    ]);
+  });
+
+  it('passes below 80 % of the timeout, and without measurements', () => {
+    const object = deployment([app({ livenessProbe: { ...http, timeoutSeconds: 1 } })]);
+    expect(check('probe-near-timeout', object, {}, { 'app.liveness': 0.79 })).toEqual([]);
+    expect(check('probe-near-timeout', object)).toEqual([]);
   });
 });

@@ -33,7 +33,7 @@ describe('probelet run: measurements at the end', () => {
     expect(out).toMatch(/^ {2}web\/main: started after \d+(\.\d)?s, ready after \d+(\.\d)?s$/m);
     expect(out).toMatch(/^ {4}startup {3}exec {6}p50 \d+ms {2}p99 \d+ms {2}timeout 1s {2}2 probes, 1 failed$/m);
     expect(out).toMatch(/^ {4}readiness exec {6}p50 \d+ms {2}p99 \d+ms {2}timeout 2s {2}\d+ probes?, 0 failed$/m);
-    expect(out).toMatch(new RegExp(`^ {2}probelet check ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --startup-time main=\\d+(\\.\\d)?s$`, 'm'));
+    expect(out).toMatch(new RegExp(`^ {2}probelet check ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --startup-time main=\\d+(\\.\\d)?s( --probe-p99 main\\.(liveness|readiness|startup)=\\d+(\\.\\d+)?s)+$`, 'm'));
     expect(await nothingLeft(s.marker)).toBe(true);
   });
 
@@ -67,7 +67,7 @@ describe('probelet run: measurements at the end', () => {
         ],
       }),
     ]);
-    expect(m?.check).toMatch(/^probelet check \S+ --startup-time main=\d+(\.\d)?s$/);
+    expect(m?.check).toMatch(/^probelet check \S+ --startup-time main=\d+(\.\d)?s( --probe-p99 main\.(liveness|readiness|startup)=\d+(\.\d+)?s)+$/);
     expect(Date.parse(m?.since ?? '')).toBeGreaterThan(0);
     expect(await nothingLeft(s.marker)).toBe(true);
   });

@@ -486,6 +486,45 @@ it emits at most 1.`,
   },
 };
 
+/** A measured p99 this close to the timeout (as a share of it) is one busy node away from timing out. */
+const P99_NEAR_TIMEOUT_SHARE = 0.8;
+
+export const probeP99NearTimeout: Rule = {
+  id: 'probe-near-timeout',
+  severity: 'warning',
+  summary: 'A probe measured by `probelet run` takes (at p99) within 20 % of its timeoutSeconds.',
+  explain: `What: a probe whose measured duration at the 99th percentile (given with --probe-p99, as the
+line \`probelet run\` prints at its end suggests) is 80 % or more of its timeoutSeconds.
+Why: a probe that outlives its timeout is a failure, not an error: on a node busier than your
+laptop (CPU throttling, a garbage collection, a slow dependency) the few percent of slow answers
+become timeouts, and liveness restarts a healthy container or readiness takes it out of service
+(kubernetes #82440, #89898). Nothing measures this before deployment; probelet run does.
+Fix: give the probe room: a timeoutSeconds of at least twice the measured p99, or make the
+endpoint cheaper (no dependency checks in liveness).
+Example:
+  probelet run deploy.yaml --timeout 2m   # prints: probelet check deploy.yaml --probe-p99 app.liveness=0.9s
+  livenessProbe:
+    httpGet: { path: /healthz, port: 8080 }
+    timeoutSeconds: 2`,
+  check(ctx): RuleFinding[] {
+    const measured = ctx.options.measuredP99;
+    if (!measured) return [];
+    return probesOf(ctx.container).flatMap(({ kind, probe }) => {
+      const p99 = measured.get(`${ctx.container.name}.${kind}`);
+      const timeout = probeTiming(probe).timeout;
+      if (p99 === undefined || p99 < P99_NEAR_TIMEOUT_SHARE * timeout) return [];
+      const harm = kind === 'readiness' ? 'takes it out of service' : 'restarts it';
+      const suggested = Math.max(timeout + 1, Math.ceil(p99 * 2));
+      return [
+        {
+          path: probePath(ctx, kind, 'timeoutSeconds'),
+          message: `the ${kind} probe of ${who(ctx)} took ${formatSeconds(p99)} at p99 when measured, ${Math.round((p99 / timeout) * 100)}% of its timeoutSeconds ${timeout}: on a busier node it times out, and a timeout is a failure that ${harm}; set timeoutSeconds: ${suggested}`,
+        },
+      ];
+    });
+  },
+};
+
 /** The timing rules, in the order `--explain` and the README list them. */
 export const timingRules: Rule[] = [
   startupTimeExceedsBudget,
@@ -499,4 +538,5 @@ export const timingRules: Rule[] = [
   livenessEndsPod,
   sidecarStartupChain,
   startupUnhealthyEvents,
+  probeP99NearTimeout,
 ];
