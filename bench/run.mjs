@@ -116,9 +116,12 @@ async function runOnce(impl, o, target) {
 }
 
 async function main() {
+  const argv = process.argv.slice(2);
+  // Scenarios of their own (not N workers against a target): see their files.
+  if (argv[0] === '--pods') return (await import('./pods.mjs')).benchPods(argv.slice(1));
   let o;
   try {
-    o = parseOptions(process.argv.slice(2));
+    o = parseOptions(argv);
   } catch (err) {
     process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
     return 2;
