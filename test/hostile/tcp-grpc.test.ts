@@ -2,7 +2,6 @@
  * TCP and gRPC probes against hostile peers (all on 127.0.0.1): verdict, message, time cut
  * at the timeout, and nothing left behind (see leaks.ts).
  */
-import net from 'node:net';
 import { Server, ServerCredentials, type UntypedServiceImplementation, type sendUnaryData } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { describe, expect, it, onTestFinished } from 'vitest';
