@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { guardRequest } from './guard.js';
 import { isLoopbackHost } from './loopback.js';
 import { route } from './routes.js';
 import type { KubeletView } from './view.js';
@@ -25,6 +26,9 @@ export interface RunningServer {
 
 export const DEFAULT_READ_ONLY_PORT = 10255;
 
+/** Every answer is immediate, so a request taking longer than this to arrive is hostile or broken. */
+const SLOW_CLIENT_TIMEOUT_MS = 5000;
+
 export async function startServer(view: KubeletView, options: ServerOptions = {}): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? DEFAULT_READ_ONLY_PORT;
@@ -37,9 +41,18 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
     throw new RangeError(`port must be an integer from 0 to 65535, got ${port}`);
   }
 
-  const server = createServer((req, res) => {
-    void respond(view, req, res);
-  });
+  const server = createServer(
+    {
+      // A client that has not sent its request within this long is cut off (Node's
+      // defaults, 60 s for headers, let slowloris clients hold connections that long).
+      headersTimeout: SLOW_CLIENT_TIMEOUT_MS,
+      requestTimeout: SLOW_CLIENT_TIMEOUT_MS,
+      connectionsCheckingInterval: 1000,
+    },
+    (req, res) => {
+      void respond(view, req, res);
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -67,7 +80,7 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
 
 async function respond(view: KubeletView, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const method = req.method ?? 'GET';
-  const reply = await route(view, method, req.url ?? '/');
+  const reply = guardRequest(method, req.url ?? '/') ?? (await route(view, method, req.url ?? '/'));
   res.statusCode = reply.status;
   for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
   res.setHeader('Content-Length', Buffer.byteLength(reply.body));

@@ -20,3 +20,7 @@ export function internalErrorStatus(err: unknown): Status {
   const text = err instanceof Error ? err.message : String(err);
   return failure(500, 'InternalError', `Internal error occurred: ${text}`);
 }
+
+export function badRequestStatus(message: string): Status {
+  return failure(400, 'BadRequest', message);
+}
