@@ -119,6 +119,7 @@ async function main() {
   const argv = process.argv.slice(2);
   // Scenarios of their own (not N workers against a target): see their files.
   if (argv[0] === '--pods') return (await import('./pods.mjs')).benchPods(argv.slice(1));
+  if (argv[0] === '--soak') return (await import('./soak.mjs')).benchSoak(argv.slice(1));
   let o;
   try {
     o = parseOptions(argv);
