@@ -402,10 +402,33 @@ function treeMayRemain(rootPid: number, mark: PidMark | undefined): boolean {
   const inWindow = (pid: number): boolean => (from <= to ? pid > from && pid <= to : pid > from || pid <= to);
   for (const pid of candidates) {
     if (!inWindow(pid)) continue;
-    const entry = readStat(String(pid));
+    const entry = turnStat(pid);
     if (entry && (entry.sid === rootPid || entry.pgid === rootPid)) return true;
   }
   return false;
+}
+
+let statsThisTurn: Map<number, ProcEntry | undefined> | undefined;
+
+/**
+ * /proc/<pid>/stat, read at most once per turn of the event loop for {@link treeMayRemain}.
+ * When N containers exit together, each exit's window holds the others' pids, and reading
+ * them all again for every exit was O(N²) (seconds for 1,000 pods). Re-using a read from
+ * earlier in the turn is safe for that check: a process outside a session can never join
+ * it (setsid only makes a new one; setpgid stays within the session), so "not in the
+ * leader's session or group" stays true; processes created since are new pids, read afresh.
+ */
+function turnStat(pid: number): ProcEntry | undefined {
+  if (statsThisTurn === undefined) {
+    statsThisTurn = new Map();
+    setImmediate(() => {
+      statsThisTurn = undefined;
+    });
+  }
+  if (statsThisTurn.has(pid)) return statsThisTurn.get(pid);
+  const entry = readStat(String(pid));
+  statsThisTurn.set(pid, entry);
+  return entry;
 }
 
 /** At most this many pids are tried one by one instead of listing /proc. */
