@@ -30,4 +30,15 @@ describe('terminating many process trees at once', () => {
     expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(TREES);
     expect(await eventually(() => aliveWithMarker(marker).length === 0, 2000)).toBe(true);
   });
+
+  it('when many leaders exit together, what each left in its session (another group) is killed', async () => {
+    const { marker, env } = tagged();
+    // A sleep that moved to a process group of its own stays in the leader's session: only
+    // the exit-time check (which shares /proc reads within a turn) can find it.
+    const script = 'perl -e "setpgrp(0,0); exec qw(sleep 30)" >/dev/null 2>&1 & sleep 0.5';
+    const groups = await Promise.all(Array.from({ length: TREES }, () => spawnGroup({ argv: ['sh', '-c', script], env })));
+    const exits = await Promise.all(groups.map((g) => g.exited));
+    expect(exits.map((e) => e.exitCode)).toEqual(Array.from({ length: TREES }, () => 0));
+    expect(await eventually(() => aliveWithMarker(marker).length === 0, 2000)).toBe(true);
+  });
 });
