@@ -31,9 +31,26 @@ export {
   ManifestError,
   parseManifest,
   type AdmitResult,
+  podsOf,
   type ManifestOptions,
+  type ManifestPod,
   type RejectedPod,
 } from './api/manifest.js';
+export {
+  formatFieldPath,
+  formatProblem,
+  loadManifests,
+  parseManifestDocuments,
+  skippedNote,
+  type FieldPath,
+  type LoadOptions,
+  type ManifestLoad,
+  type ManifestObject,
+  type ManifestProblem,
+  type ManifestSkip,
+  type SourcePosition,
+} from './api/documents.js';
+export { POD_TEMPLATE_KINDS, WORKLOAD_KINDS, podTemplateHash, type PodNaming } from './api/workloads.js';
 
 // One-shot handlers
 export type { CommandRunner, Outcome, ProbeOutcome } from './probe/types.js';
@@ -87,3 +104,23 @@ export { createProcessRuntime, type ProcessRuntimeOptions } from './runtime/proc
 // The read-only HTTP API
 export { startServer, type RunningServer, type ServerOptions } from './server/server.js';
 export type { KubeletView } from './server/view.js';
+
+// Flight recorder and dashboard (issue #11)
+export {
+  DEFAULT_FLIGHT_RECORDER_CAPACITY,
+  FlightRecorder,
+  ProbeRing,
+  type FlightRecorderOptions,
+  type HistoryFilter,
+  type ProbeAttemptRecord,
+  type ProbeHandlerKind,
+  type ProbeHistory,
+  type ProbeRingInfo,
+  type ProbeTransitionRecord,
+  type RecorderEntry,
+} from './prober/recorder.js';
+export type { ProbeNote } from './prober/prober.js';
+export type { HandlerObservation } from './probe/types.js';
+export type { KubeletChange } from './kubelet/kubelet.js';
+export { timelineView, type Timeline } from './server/timeline.js';
+export type { ProbeQuery, ViewChange } from './server/view.js';

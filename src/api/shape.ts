@@ -8,7 +8,10 @@ import { isRecord } from './workloads.js';
 
 type Shape =
   | 'string'
+  /** int32, as most Kubernetes integer fields are. */
   | 'integer'
+  /** int64 (terminationGracePeriodSeconds), within what a JSON number holds exactly. */
+  | 'int64'
   | 'boolean'
   | 'intOrString'
   | { object: Readonly<Record<string, Shape>> }
@@ -39,7 +42,7 @@ const probe: Shape = {
     periodSeconds: 'integer',
     successThreshold: 'integer',
     failureThreshold: 'integer',
-    terminationGracePeriodSeconds: 'integer',
+    terminationGracePeriodSeconds: 'int64',
   },
 };
 
@@ -99,44 +102,70 @@ const podShape: Shape = {
         initContainers: { list: container },
         ephemeralContainers: { list: container },
         restartPolicy: 'string',
-        terminationGracePeriodSeconds: 'integer',
+        terminationGracePeriodSeconds: 'int64',
       },
     },
   },
 };
 
+/** A value of the wrong type: its path inside the pod and what was expected. */
+export interface ShapeProblem {
+  path: (string | number)[];
+  /** `expected an integer, got "10"`. */
+  message: string;
+}
+
 /** Every type mismatch in `pod`, as `<path>: expected <type>, got <value>`. */
 export function checkPodShape(pod: unknown): string[] {
-  const problems: string[] = [];
-  check(pod, podShape, '', problems);
+  return podShapeProblems(pod).map((p) => `${formatFieldPath(p.path) || '(root)'}: ${p.message}`);
+}
+
+/** Every type mismatch in `pod`, with its path. */
+export function podShapeProblems(pod: unknown): ShapeProblem[] {
+  const problems: ShapeProblem[] = [];
+  check(pod, podShape, [], problems);
   return problems;
 }
 
-function check(value: unknown, shape: Shape, path: string, problems: string[]): void {
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
+function check(value: unknown, shape: Shape, path: (string | number)[], problems: ShapeProblem[]): void {
   // A JSON null decodes to the Go zero value, so it is never a type error.
   if (value === null || value === undefined) return;
-  const fail = (expected: string) => problems.push(`${path || '(root)'}: expected ${expected}, got ${describe(value)}`);
+  const fail = (expected: string) => problems.push({ path, message: `expected ${expected}, got ${describe(value)}` });
   if (shape === 'string') {
     if (typeof value !== 'string') fail('a string');
   } else if (shape === 'integer') {
     if (!Number.isInteger(value)) fail('an integer');
+    else if ((value as number) < INT32_MIN || (value as number) > INT32_MAX) fail('a 32-bit integer');
+  } else if (shape === 'int64') {
+    if (!Number.isInteger(value)) fail('an integer');
+    else if (!Number.isSafeInteger(value)) fail(`an integer within ±${Number.MAX_SAFE_INTEGER}`);
   } else if (shape === 'boolean') {
     if (typeof value !== 'boolean') fail('a boolean');
   } else if (shape === 'intOrString') {
-    if (typeof value !== 'string' && !Number.isInteger(value)) fail('an integer or a string');
+    if (typeof value === 'string') return;
+    if (!Number.isInteger(value)) fail('an integer or a string');
+    else if ((value as number) < INT32_MIN || (value as number) > INT32_MAX) fail('a 32-bit integer or a string');
   } else if ('list' in shape) {
     if (!Array.isArray(value)) fail(shape.list === 'string' ? 'a list of strings' : 'a list');
-    else value.forEach((item, i) => check(item, shape.list, `${path}[${i}]`, problems));
+    else value.forEach((item, i) => check(item, shape.list, [...path, i], problems));
   } else if ('map' in shape) {
     if (!isRecord(value)) fail('a mapping');
-    else for (const [key, item] of Object.entries(value)) check(item, shape.map, `${path}.${key}`, problems);
+    else for (const [key, item] of Object.entries(value)) check(item, shape.map, [...path, key], problems);
   } else if (!isRecord(value)) {
     fail('a mapping');
   } else {
-    for (const [key, fieldShape] of Object.entries(shape.object)) {
-      check(value[key], fieldShape, path ? `${path}.${key}` : key, problems);
-    }
+    for (const [key, fieldShape] of Object.entries(shape.object)) check(value[key], fieldShape, [...path, key], problems);
   }
+}
+
+/** A field path the apiserver's way: `spec.containers[0].livenessProbe`. */
+export function formatFieldPath(path: readonly (string | number)[]): string {
+  let out = '';
+  for (const segment of path) out += typeof segment === 'number' ? `[${segment}]` : out === '' ? segment : `.${segment}`;
+  return out;
 }
 
 /** Short rendering of an offending value for messages. */

@@ -1,35 +1,61 @@
 /**
- * Pod templates of the built-in workload kinds. Probing a Deployment's template answers
- * "what will the kubelet do with my probes" without a cluster, so `probe -f` accepts them;
- * running one locally would pretend to be a controller, so `run` does not.
+ * Pods and the pod templates of the built-in workload kinds. Users have Deployments from
+ * Helm charts far more often than bare Pods, so every command takes both: `check`, `probe -f`
+ * and `simulate` read a template as the pod it describes; `run` names it the way its
+ * controller would (`web-7d4b9c8f6-x2x9q`, `db-0`).
  */
 import type { ObjectMeta, Pod, PodSpec } from './types.js';
 
-interface WorkloadKind {
+interface PodTemplateKind {
   apiVersion: string;
-  /** Where the pod template sits inside the object. */
+  /** Where the pod template sits inside the object ([] for a Pod itself). */
   templatePath: readonly string[];
 }
 
-export const WORKLOAD_KINDS: Readonly<Record<string, WorkloadKind>> = {
+/** Every kind that has a pod (template), with its only served apiVersion. */
+export const POD_TEMPLATE_KINDS: Readonly<Record<string, PodTemplateKind>> = {
+  Pod: { apiVersion: 'v1', templatePath: [] },
+  PodTemplate: { apiVersion: 'v1', templatePath: ['template'] },
   Deployment: { apiVersion: 'apps/v1', templatePath: ['spec', 'template'] },
   StatefulSet: { apiVersion: 'apps/v1', templatePath: ['spec', 'template'] },
   DaemonSet: { apiVersion: 'apps/v1', templatePath: ['spec', 'template'] },
   ReplicaSet: { apiVersion: 'apps/v1', templatePath: ['spec', 'template'] },
+  ReplicationController: { apiVersion: 'v1', templatePath: ['spec', 'template'] },
   Job: { apiVersion: 'batch/v1', templatePath: ['spec', 'template'] },
   CronJob: { apiVersion: 'batch/v1', templatePath: ['spec', 'jobTemplate', 'spec', 'template'] },
 };
+
+/** The workload kinds (everything with a template but Pod itself). */
+export const WORKLOAD_KINDS: Readonly<Record<string, PodTemplateKind>> = Object.fromEntries(
+  Object.entries(POD_TEMPLATE_KINDS).filter(([kind]) => kind !== 'Pod'),
+);
 
 export function isWorkloadKind(kind: string): boolean {
   return Object.hasOwn(WORKLOAD_KINDS, kind);
 }
 
+/** Where the pod template of `kind` is inside its object. */
+export function templatePathOf(kind: string): readonly string[] {
+  return POD_TEMPLATE_KINDS[kind]?.templatePath ?? [];
+}
+
+export interface PodNaming {
+  /**
+   * `template` (default): the pod takes the workload's name, stable for messages and
+   * `--pod`. `controller`: named as the controller would name it, with `generateName`
+   * where the controller uses a random suffix.
+   */
+  naming?: 'template' | 'controller';
+  /** For CronJobs with `controller` naming: the scheduled time (epoch ms) in the Job's name. */
+  nowMs?: number;
+}
+
 /**
- * The workload's pod template as a Pod. Its name and namespace come from the template's
- * metadata, or else from the workload's (controllers would generate a name; probing needs
- * a stable, readable one). Returns an error text when there is no template.
+ * The object's pod: a Pod as is, or the workload's template as a Pod. Namespace comes from
+ * the template, else the workload. Returns an error text when there is no template.
  */
-export function podFromWorkload(kind: string, object: Record<string, unknown>): Pod | string {
+export function podFromWorkload(kind: string, object: Record<string, unknown>, options: PodNaming = {}): Pod | string {
+  if (kind === 'Pod') return object as Pod;
   const workload = WORKLOAD_KINDS[kind];
   if (!workload) return `kind ${JSON.stringify(kind)} has no pod template`;
   let template: unknown = object;
@@ -39,15 +65,61 @@ export function podFromWorkload(kind: string, object: Record<string, unknown>): 
   if (!isRecord(template)) return `${display} has no ${workload.templatePath.join('.')}`;
   const copy = structuredClone(template) as { metadata?: ObjectMeta; spec?: PodSpec };
   const metadata: ObjectMeta = isRecord(copy.metadata) ? copy.metadata : {};
-  const name = metadata.name || meta.name;
   const namespace = metadata.namespace || meta.namespace;
-  const pod: Pod = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { ...metadata, ...(name ? { name } : {}), ...(namespace ? { namespace } : {}) },
-  };
+  const pod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { ...metadata, ...(namespace ? { namespace } : {}) } };
   if (copy.spec !== undefined) pod.spec = copy.spec;
+  const name = metadata.name || meta.name;
+  if (options.naming === 'controller' && meta.name) nameLikeController(pod, kind, meta.name, template, options.nowMs ?? 0);
+  else if (name && pod.metadata) pod.metadata.name = name;
   return pod;
+}
+
+/**
+ * Names as the controllers name their pods: a Deployment's ReplicaSet is
+ * `<name>-<pod-template-hash>` and its pods `<rs>-<5 chars>`; a StatefulSet's first pod
+ * is `<name>-0`; DaemonSet, ReplicaSet, ReplicationController and Job pods are
+ * `<name>-<5 chars>`; a CronJob's Job is `<name>-<scheduled minutes>`.
+ */
+function nameLikeController(pod: Pod, kind: string, name: string, template: Record<string, unknown>, nowMs: number): void {
+  const metadata = (pod.metadata ??= {});
+  delete metadata.name;
+  switch (kind) {
+    case 'Deployment': {
+      const hash = podTemplateHash(template);
+      metadata.generateName = `${name}-${hash}-`;
+      metadata.labels = { ...metadata.labels, 'pod-template-hash': hash };
+      return;
+    }
+    case 'StatefulSet':
+      metadata.name = `${name}-0`;
+      metadata.labels = { ...metadata.labels, 'statefulset.kubernetes.io/pod-name': `${name}-0`, 'apps.kubernetes.io/pod-index': '0' };
+      return;
+    case 'CronJob':
+      metadata.generateName = `${name}-${Math.floor(nowMs / 60_000)}-`;
+      return;
+    case 'PodTemplate':
+      metadata.name = name;
+      return;
+    default:
+      metadata.generateName = `${name}-`;
+  }
+}
+
+/** The characters Kubernetes uses for generated names and hashes (`rand.SafeEncodeString`): no vowels, no look-alikes. */
+export const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** `pod-template-hash`: a 32-bit FNV-1a of the template, its decimal digits safe-encoded, as the Deployment controller does. */
+export function podTemplateHash(template: unknown): string {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(JSON.stringify(template))) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  return [...String(hash)].map((c) => SAFE_ALPHABET[c.charCodeAt(0) % SAFE_ALPHABET.length]).join('');
+}
+
+/** `utilrand.String(n)`: the random suffix of a generated name. */
+export function randomNameSuffix(randomByte: () => number, length = 5): string {
+  let out = '';
+  for (let i = 0; i < length; i++) out += SAFE_ALPHABET[randomByte() % SAFE_ALPHABET.length];
+  return out;
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,34 +1,29 @@
 /**
  * `probelet run`'s input: every manifest loaded, every pod admitted, and every problem
- * printed at once with its field path, so one pass fixes them all. A file that cannot be
- * read or parsed stops the run before anything starts; an invalid pod only drops that pod.
+ * printed at once with its file, line and field, so one pass fixes them all. Objects
+ * without a pod template (Services, ConfigMaps…) are passed over with a one-line note; a
+ * workload runs one pod, named as its controller would name it. A bad document or an
+ * invalid pod only drops itself: the others still run.
  */
 import type { AdmitResult } from '../api/admit.js';
-import { loadManifestFile } from '../api/manifest.js';
+import { formatProblem, loadManifests, skippedNote } from '../api/documents.js';
+import { podsOf } from '../api/manifest.js';
 import type { Pod } from '../api/types.js';
 import { admitForLocalRun } from '../kubelet/admission.js';
 import type { CliIO } from './io.js';
 
-/** The pods of every file, in order; undefined (after printing why) when a file is unusable. */
-export async function loadPods(files: readonly string[], io: CliIO): Promise<Pod[] | undefined> {
-  const loaded = await Promise.allSettled(files.map((file) => loadManifestFile(file)));
-  let failed = false;
-  const pods: Pod[] = [];
-  for (const result of loaded) {
-    if (result.status === 'fulfilled') {
-      pods.push(...result.value);
-      continue;
-    }
-    failed = true;
-    const reason: unknown = result.reason;
-    io.stderr(`probelet: ${reason instanceof Error ? reason.message : String(reason)}\n`);
-  }
-  if (failed) return undefined;
+/** The pods of every file, in order; undefined (after printing why) when there is nothing to run. */
+export async function loadPods(files: readonly string[], io: CliIO, nowMs: number = Date.now()): Promise<Pod[] | undefined> {
+  const load = await loadManifests(files);
+  const { pods, problems } = podsOf(load.objects, { naming: 'controller', nowMs });
+  for (const problem of [...load.problems, ...problems]) io.stderr(`probelet: ${formatProblem(problem)}\n`);
+  const note = skippedNote(load.skipped);
+  if (note) io.stderr(`probelet: ${note}\n`);
   if (pods.length === 0) {
     io.stderr(`probelet: no pods in ${files.join(', ')}\n`);
     return undefined;
   }
-  return pods;
+  return pods.map((p) => p.pod);
 }
 
 /**

@@ -7,6 +7,7 @@ import { randomUUID, randomBytes } from 'node:crypto';
 import { admitPods, type AdmitResult } from '../api/admit.js';
 import { forbidden, invalidObjectMessage, required, type FieldError } from '../api/field-error.js';
 import type { Container, Pod } from '../api/types.js';
+import { randomNameSuffix } from '../api/workloads.js';
 import { resolveContainerEnv } from '../runtime/env.js';
 import type { RuntimeInputError } from '../runtime/input-error.js';
 
@@ -57,7 +58,11 @@ function envErrors(pod: Pod, containers: readonly Container[] | undefined, path:
 /** A copy with `metadata.name` (from `generateName`) and `metadata.uid` filled as the apiserver would. */
 function withIdentity(pod: Pod): Pod {
   const metadata = { ...pod.metadata };
-  if (!metadata.name && metadata.generateName) metadata.name = `${metadata.generateName}${randomBytes(3).toString('hex').slice(0, 5)}`;
+  if (!metadata.name && metadata.generateName) {
+    const bytes = randomBytes(5);
+    let i = 0;
+    metadata.name = `${metadata.generateName}${randomNameSuffix(() => bytes[i++] ?? 0)}`;
+  }
   if (!metadata.uid) metadata.uid = randomUUID();
   return { ...pod, metadata };
 }

@@ -7,7 +7,7 @@ import { newHttpProbeRequest, type HttpProbeRequest } from '../probe/http-reques
 import { probeGrpc } from '../probe/grpc.js';
 import { resolveContainerPort } from '../probe/port.js';
 import { probeTcp } from '../probe/tcp.js';
-import type { CommandRunner, ProbeOutcome } from '../probe/types.js';
+import type { CommandRunner, HandlerObservation, ProbeOutcome } from '../probe/types.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { probeTypeName, type EventRecorder, type ProbeType, type Result } from './types.js';
 
@@ -50,6 +50,17 @@ export interface ProbeDetails extends ProbeVerdict {
   event?: ProbeEvent;
 }
 
+/**
+ * Filled in by `probe` when the caller hands one over (the flight recorder does, with a
+ * ring slot it reuses): how many handler attempts the verdict took, the last attempt's
+ * outcome and what its handler saw. Nothing is allocated for it when absent.
+ */
+export interface ProbeNote {
+  attempts: number;
+  outcome: ProbeOutcome | undefined;
+  readonly seen: HandlerObservation;
+}
+
 const defaultHandlers: ProbeHandlers = { exec: probeExec, http: probeHttp, tcp: probeTcp, grpc: probeGrpc };
 
 /**
@@ -81,8 +92,9 @@ export class Prober {
     status: PodStatus,
     container: Container,
     containerID: string,
+    note?: ProbeNote,
   ): Promise<ProbeVerdict> {
-    const { result, error } = await this.probeWithDetails(probeType, pod, status, container, containerID);
+    const { result, error } = await this.probeWithDetails(probeType, pod, status, container, containerID, note);
     return error ? { result, error } : { result };
   }
 
@@ -93,6 +105,7 @@ export class Prober {
     status: PodStatus,
     container: Container,
     containerID: string,
+    note?: ProbeNote,
   ): Promise<ProbeDetails> {
     const kind = probeTypeName(probeType);
     const spec = probeSpecOf(probeType, container);
@@ -103,9 +116,15 @@ export class Prober {
     if (spec === undefined) return { result: 'success', outcome: { result: 'success', output: '' } };
 
     let outcome: ProbeOutcome = { result: 'unknown', output: '' };
-    for (let attempt = 0; attempt < MAX_PROBE_RETRIES; attempt++) {
-      outcome = await this.runProbe(probeType, spec, pod, status, container, containerID);
+    let attempt = 0;
+    while (attempt < MAX_PROBE_RETRIES) {
+      attempt++;
+      outcome = await this.runProbe(probeType, spec, pod, status, container, containerID, note?.seen);
       if (!outcome.error) break;
+    }
+    if (note) {
+      note.attempts = attempt;
+      note.outcome = outcome;
     }
 
     const ref = { pod, containerName: container.name };
@@ -142,6 +161,7 @@ export class Prober {
     status: PodStatus,
     container: Container,
     containerID: string,
+    seen?: HandlerObservation,
   ): Promise<ProbeOutcome> {
     // Defaulting normally happened in the apiserver; a library caller may have skipped it.
     const timeoutMs = (probeSpec.timeoutSeconds || DEFAULT_PROBE_TIMEOUT_SECONDS) * 1000;
@@ -149,17 +169,17 @@ export class Prober {
     try {
       if (probeSpec.exec) {
         const command = expandCommandOnlyStatic(probeSpec.exec.command ?? [], container.env);
-        return await this.handlers.exec(this.runner, containerID, command, timeoutMs);
+        return await this.handlers.exec(this.runner, containerID, command, timeoutMs, seen);
       }
       if (probeSpec.httpGet) {
-        return await this.handlers.http(this.httpRequestFor(probeSpec.httpGet, container, podIP), timeoutMs);
+        return await this.handlers.http(this.httpRequestFor(probeSpec.httpGet, container, podIP), timeoutMs, undefined, seen);
       }
       if (probeSpec.tcpSocket) {
         const port = resolveContainerPort(probeSpec.tcpSocket.port, container);
-        return await this.handlers.tcp(probeSpec.tcpSocket.host || podIP, port, timeoutMs);
+        return await this.handlers.tcp(probeSpec.tcpSocket.host || podIP, port, timeoutMs, seen);
       }
       if (probeSpec.grpc) {
-        return await this.handlers.grpc(podIP, probeSpec.grpc.port, probeSpec.grpc.service ?? '', timeoutMs);
+        return await this.handlers.grpc(podIP, probeSpec.grpc.port, probeSpec.grpc.service ?? '', timeoutMs, seen);
       }
     } catch (err) {
       // Request building (e.g. an unresolvable named port) or a handler bug: the probe

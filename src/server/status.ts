@@ -24,3 +24,7 @@ export function internalErrorStatus(err: unknown): Status {
 export function badRequestStatus(message: string): Status {
   return failure(400, 'BadRequest', message);
 }
+
+export function forbiddenStatus(): Status {
+  return failure(403, 'Forbidden', 'only pages served by this API on a loopback address may read it (check the Host and Origin headers)');
+}

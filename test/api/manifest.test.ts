@@ -88,50 +88,42 @@ describe('parseManifest', () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(ManifestError);
-    expect((err as ManifestError).message).toBe(`${path}:4:9: Nested mappings are not allowed in compact mappings`);
-    expect(err).toMatchObject({ source: path, line: 4, column: 9 });
+    expect((err as ManifestError).message).toBe(`${path}:4:10: document 1: bad indentation of a mapping entry`);
+    expect(err).toMatchObject({ source: path, line: 4, column: 10 });
     const dup = errorOf(() => parseManifest('a: 1\na: 2\n', 'pod.yaml'));
-    expect(dup.message).toBe('pod.yaml:2:1: Map keys must be unique');
+    expect(dup.message).toBe('pod.yaml:2:1: document 1: duplicated mapping key');
   });
 
-  it('rejects an unknown kind, listing what is accepted', () => {
-    const text = 'apiVersion: v1\nkind: Service\nmetadata: {name: s}\n';
-    expect(errorOf(() => parseManifest(text, 'svc.yaml')).message).toBe(
-      'svc.yaml: document 1: unsupported kind "Service"; accepted kinds: Pod, PodList, List',
-    );
-    expect(errorOf(() => parseManifest(text, 'svc.yaml', { allowTemplates: true })).message).toBe(
-      'svc.yaml: document 1: unsupported kind "Service"; accepted kinds: Pod, PodList, List, ' +
-        'Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob',
-    );
+  it('skips kinds without a pod template instead of refusing the file', () => {
+    const text = `apiVersion: v1\nkind: Service\nmetadata: {name: s}\n---\n${podDoc('p')}---\napiVersion: v1\nkind: ConfigMap\n`;
+    expect(names(parseManifest(text, 'svc.yaml'))).toEqual(['p']);
   });
 
-  it('names the document when apiVersion or kind is missing or it is not an object', () => {
-    const two = `${podDoc('ok')}---\nkind: Pod\nmetadata: {name: x}\n`;
-    expect(errorOf(() => parseManifest(two, 'p.yaml')).message).toBe(
-      'p.yaml: document 2: missing required field "apiVersion"',
+  it('reports every bad document at once, each with its line, and numbers only documents with content', () => {
+    const text = `# comment only\n---\n${podDoc('ok')}---\nkind: Pod\nmetadata: {name: x}\n---\n- a\n- b\n---\njust text\n`;
+    expect(errorOf(() => parseManifest(text, 'p.yaml')).message).toBe(
+      [
+        'p.yaml:12:1: document 2: apiVersion not set: every object needs apiVersion and kind (e.g. apiVersion: v1, kind: Pod)',
+        'p.yaml:15:1: document 3: expected a Kubernetes object (a mapping with apiVersion and kind), got a list',
+        'p.yaml:18:1: document 4: expected a Kubernetes object (a mapping with apiVersion and kind), got "just text"',
+      ].join('\n'),
     );
     expect(errorOf(() => parseManifest('apiVersion: v1\n', 'p.yaml')).message).toBe(
-      'p.yaml: document 1: missing required field "kind"',
-    );
-    expect(errorOf(() => parseManifest('- a\n- b\n', 'p.yaml')).message).toBe(
-      'p.yaml: document 1: expected a Kubernetes object (a mapping with apiVersion and kind), got a list',
-    );
-    expect(errorOf(() => parseManifest('just text\n', 'p.yaml')).message).toBe(
-      'p.yaml: document 1: expected a Kubernetes object (a mapping with apiVersion and kind), got "just text"',
+      'p.yaml:1:1: document 1: kind not set: every object needs apiVersion and kind (e.g. apiVersion: v1, kind: Pod)',
     );
     const list = 'apiVersion: v1\nkind: List\nitems:\n  - {apiVersion: v1}\n';
     expect(errorOf(() => parseManifest(list, 'l.yaml')).message).toBe(
-      'l.yaml: document 1, items[0]: missing required field "kind"',
+      'l.yaml:4:5: document 1, items[0]: kind not set: every object needs apiVersion and kind (e.g. apiVersion: v1, kind: Pod)',
     );
   });
 
-  it('rejects a kind in the wrong API version', () => {
+  it('rejects a kind in the wrong API version, saying the right one', () => {
     expect(errorOf(() => parseManifest('apiVersion: apps/v1\nkind: Pod\n', 'p.yaml')).message).toBe(
-      'p.yaml: document 1: no matches for kind "Pod" in version "apps/v1"',
+      'p.yaml:1:1: document 1: no matches for kind "Pod" in version "apps/v1": use apiVersion: v1',
     );
   });
 
-  it('rejects values of the wrong type with their path', () => {
+  it('rejects values of the wrong type with their path and line', () => {
     const text = `apiVersion: v1
 kind: Pod
 metadata: {name: p}
@@ -144,16 +136,16 @@ spec:
 `;
     expect(errorOf(() => parseManifest(text, 'p.yaml')).message).toBe(
       [
-        'p.yaml: document 1: spec.containers[0].command: expected a list of strings, got "sleep 10"',
-        'p.yaml: document 1: spec.containers[0].env[0].value: expected a string, got 8080',
-        'p.yaml: document 1: spec.containers[0].livenessProbe.periodSeconds: expected an integer, got "10"',
+        'p.yaml:7:7: document 1: spec.containers[0].command: expected a list of strings, got "sleep 10"',
+        'p.yaml:8:26: document 1: spec.containers[0].env[0].value: expected a string, got 8080',
+        'p.yaml:9:45: document 1: spec.containers[0].livenessProbe.periodSeconds: expected an integer, got "10"',
       ].join('\n'),
     );
   });
 
   it('wraps an unreadable file in a ManifestError naming it', async () => {
     await expect(loadManifestFile('/nonexistent/pod.yaml')).rejects.toThrow(
-      /^\/nonexistent\/pod\.yaml: cannot read manifest: ENOENT/,
+      /^\/nonexistent\/pod\.yaml: cannot read: no such file or directory$/,
     );
   });
 });
@@ -162,15 +154,8 @@ describe('workload templates', () => {
   for (const [kind, head] of Object.entries(workloads)) {
     const text = `${head}\nmetadata: {name: w, namespace: prod}\nspec:\n${template('  ')}\n`;
 
-    it(`${kind}: rejected without allowTemplates`, () => {
-      expect(errorOf(() => parseManifest(text, 'w.yaml')).message).toBe(
-        `w.yaml: document 1: kind "${kind}" is only accepted by \`probe -f\` (which probes its pod template); ` +
-          'give a Pod, a PodList or a List of Pods here',
-      );
-    });
-
-    it(`${kind}: its pod template becomes a Pod with allowTemplates`, () => {
-      expect(parseManifest(text, 'w.yaml', { allowTemplates: true })).toEqual([
+    it(`${kind}: its pod template becomes a Pod named after the workload`, () => {
+      expect(parseManifest(text, 'w.yaml')).toEqual([
         {
           apiVersion: 'v1',
           kind: 'Pod',
@@ -180,6 +165,23 @@ describe('workload templates', () => {
       ]);
     });
   }
+
+  it('names pods the way their controllers would with controller naming', () => {
+    const objects = Object.entries(workloads).map(([, head]) => `${head}\nmetadata: {name: w}\nspec:\n${template('  ')}\n`);
+    objects.push(`apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: w}\nspec:\n  jobTemplate:\n    spec:\n${template('      ')}\n`);
+    const pods = parseManifest(objects.join('---\n'), 'w.yaml', { naming: 'controller', nowMs: 29_000_000 * 60_000 });
+    const meta = pods.map((p) => [p.metadata?.name, p.metadata?.generateName]);
+    expect(meta[0]?.[0]).toBeUndefined();
+    expect(meta[0]?.[1]).toMatch(/^w-[bcdfghjklmnpqrstvwxz2456789]{6,10}-$/);
+    expect(pods[0]?.metadata?.labels?.['pod-template-hash']).toBe(meta[0]?.[1]?.slice(2, -1));
+    expect(meta.slice(1)).toEqual([
+      ['w-0', undefined],
+      [undefined, 'w-'],
+      [undefined, 'w-'],
+      [undefined, 'w-'],
+      [undefined, 'w-29000000-'],
+    ]);
+  });
 
   it('CronJob: uses spec.jobTemplate.spec.template; template metadata wins over the workload', () => {
     const text = `apiVersion: batch/v1
@@ -191,18 +193,17 @@ spec:
     spec:
 ${template('      ').replace('labels: {app: w}', 'labels: {app: w}\n          name: tpl\n          namespace: ops')}
 `;
-    expect(() => parseManifest(text, 'c.yaml')).toThrow(/kind "CronJob" is only accepted by `probe -f`/);
-    const [pod] = parseManifest(text, 'c.yaml', { allowTemplates: true });
+    const [pod] = parseManifest(text, 'c.yaml');
     expect(pod?.metadata).toEqual({ labels: { app: 'w' }, name: 'tpl', namespace: 'ops' });
     expect(pod?.spec?.containers[0]?.livenessProbe).toEqual({ tcpSocket: { port: 80 } });
   });
 
   it('reads the Deployment fixture and reports a workload without a template', async () => {
-    const pods = await loadManifestFile(fixture('deployment.yaml'), { allowTemplates: true });
+    const pods = await loadManifestFile(fixture('deployment.yaml'));
     expect(pods[0]?.metadata).toMatchObject({ name: 'api', namespace: 'shop' });
     const noTemplate = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1}\n';
-    expect(errorOf(() => parseManifest(noTemplate, 'd.yaml', { allowTemplates: true })).message).toBe(
-      'd.yaml: document 1: Deployment "d" has no spec.template',
+    expect(errorOf(() => parseManifest(noTemplate, 'd.yaml')).message).toBe(
+      'd.yaml:4:1: document 1: Deployment "d" has no spec.template',
     );
   });
 
@@ -212,7 +213,7 @@ ${template('      ').replace('labels: {app: w}', 'labels: {app: w}\n          na
       kind: 'List',
       items: [{ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { template: { spec: { containers: [] } } } }],
     };
-    expect(names(parseManifest(JSON.stringify(list), 'l.json', { allowTemplates: true }))).toEqual(['j']);
+    expect(names(parseManifest(JSON.stringify(list), 'l.json'))).toEqual(['j']);
   });
 });
 

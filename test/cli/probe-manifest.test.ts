@@ -150,7 +150,7 @@ describe('probelet probe -f: problems exit 2 and say where', () => {
     const path = join(dir, 'absent.yaml');
     const run = await runCli(['probe', '-f', path, '--container', 'app']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain(`probelet: ${path}: cannot read manifest: ENOENT`);
+    expect(run.stderr).toContain(`probelet: ${path}: cannot read: no such file or directory`);
     expect(run.stdout).toBe('');
   });
 

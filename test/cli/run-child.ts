@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import yaml from 'js-yaml';
 import { aliveWithMarker, eventually, killMarked, markerEnv } from '../helpers/processes.js';
 import { BIN, REPO_ROOT } from './helpers.js';
 
@@ -44,7 +44,7 @@ export function scratch(): Scratch {
     env: { ...env, TMPDIR: dir },
     manifest(name, ...objects) {
       const path = join(dir, name);
-      writeFileSync(path, objects.map((o) => stringify(o)).join('---\n'));
+      writeFileSync(path, objects.map((o) => yaml.dump(o)).join('---\n'));
       return path;
     },
     cleanup() {

@@ -129,17 +129,23 @@ describe('probelet run: bad input', () => {
     expect(await nothingLeft(s.marker)).toBe(true);
   });
 
-  it('refuses unreadable and unparsable files, workload kinds, and bad flags (exit 2)', async () => {
+  it('reports every unreadable or broken document with its file and line, runs the good pods, and refuses bad flags (exit 2)', async () => {
     const good = s.manifest('good.yaml', testPod(s, 'good', TREE));
     const broken = s.manifest('broken.yaml', 'x');
     const deployment = s.manifest('deploy.yaml', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: {} });
+    const service = s.manifest('svc.yaml', { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' } });
     const missing = `${s.dir}/missing.yaml`;
-    const run = await runCli(['run', good, missing, broken, deployment, '--listen', '127.0.0.1:0']);
-    expect(run.code).toBe(2);
-    expect(run.stderr).toContain(`${missing}: cannot read manifest`);
-    expect(run.stderr).toContain(`${broken}: document 1: expected a Kubernetes object`);
-    expect(run.stderr).toContain('kind "Deployment" is only accepted by `probe -f`');
-    expect(run.stdout).toBe('');
+    const none = await runCli(['run', missing, broken, deployment, service, '--listen', '127.0.0.1:0']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain(`probelet: ${missing}: cannot read: no such file or directory`);
+    expect(none.stderr).toContain(`probelet: ${broken}:1:1: document 1: expected a Kubernetes object`);
+    expect(none.stderr).toContain(`probelet: ${deployment}:5:1: document 1: Deployment "d" has no spec.template`);
+    expect(none.stderr).toContain('probelet: skipped 1 object without a pod template (Service)');
+    expect(none.stdout).toBe('');
+
+    const mixed = await runCli(['run', good, broken, '--listen', '127.0.0.1:0', '--output', 'json', '--timeout', '1s']);
+    expect(mixed.stderr).toContain(`probelet: ${broken}:1:1: document 1: expected a Kubernetes object`);
+    expect(mixed.stdout).toContain('good');
 
     for (const flags of [['--timeout', 'soon'], ['--timeout', '0s'], ['--listen', 'localhost'], ['--listen', '0.0.0.0:0'], ['--output', 'yaml']]) {
       const refused = await runCli(['run', good, ...flags]);
@@ -164,7 +170,7 @@ describe('probelet run: output and API', () => {
     expect(objects[0]).toMatchObject({ type: 'run', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
     const pods = objects.filter((o) => o.type === 'pod').map((o) => o.pod);
     const events = objects.filter((o) => o.type === 'event').map((o) => o.event);
-    expect(objects.every((o) => ['run', 'pod', 'event'].includes(o.type))).toBe(true);
+    expect(objects.every((o) => ['run', 'pod', 'event', 'probe', 'measurements'].includes(o.type))).toBe(true);
     expect(pods.every((p) => p?.metadata?.name === 'web')).toBe(true);
     expect(pods.some((p) => p?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))).toBe(true);
     expect(pods.some((p) => p?.metadata?.deletionTimestamp !== undefined)).toBe(true);

@@ -265,9 +265,10 @@ describe('Prober.runProbe request building', () => {
     await prober.runProbe('readiness', { tcpSocket: { port: 81, host: 'db' }, timeoutSeconds: 1 }, pod, status, c, CONTAINER_ID);
     await prober.runProbe('readiness', { grpc: { port: 9000 }, timeoutSeconds: 5 }, pod, status, c, CONTAINER_ID);
     await prober.runProbe('readiness', { httpGet: { path: '/healthz', port: 'web', scheme: 'HTTP' }, timeoutSeconds: 3 }, pod, status, c, CONTAINER_ID);
-    expect(calls[0]).toEqual(['tcp', '10.0.0.5', 8080, 2000]);
-    expect(calls[1]).toEqual(['tcp', 'db', 81, 1000]);
-    expect(calls[2]).toEqual(['grpc', '10.0.0.5', 9000, '', 5000]);
+    // The last argument is the flight recorder's observation sink: none without a recorder.
+    expect(calls[0]).toEqual(['tcp', '10.0.0.5', 8080, 2000, undefined]);
+    expect(calls[1]).toEqual(['tcp', 'db', 81, 1000, undefined]);
+    expect(calls[2]).toEqual(['grpc', '10.0.0.5', 9000, '', 5000, undefined]);
     expect(calls[3]?.[0]).toBe('http');
     expect((calls[3]?.[1] as { url: string }).url).toBe('http://10.0.0.5:8080/healthz');
     expect(calls[3]?.[2]).toBe(3000);

@@ -1,0 +1,287 @@
+/**
+ * Manifests as users have them: files, folders, stdin; multi-document YAML, JSON, Lists
+ * (`kubectl get -o yaml`), every workload kind, and everything else (Services, ConfigMaps,
+ * CRDs…) beside them. Every command reads its input here. Objects probelet has nothing to
+ * do with are skipped, not refused; every problem is reported with file, line and column,
+ * and one bad document never hides the others.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe } from './shape.js';
+
+export { formatFieldPath } from './shape.js';
+import { isRecord, POD_TEMPLATE_KINDS } from './workloads.js';
+import { decodeChunk, positionIndex, splitDocuments, type FieldPath, type SourcePosition, type YamlChunk } from './yaml.js';
+
+export type { FieldPath, SourcePosition } from './yaml.js';
+
+/** A Pod, a workload or a PodTemplate found in a manifest, with where it came from. */
+export interface ManifestObject {
+  /** The file name, or `<stdin>`. */
+  source: string;
+  /** 1-based number of the document in the file, counting only documents with content. */
+  document: number;
+  /** Index in the items of a List, when the object came from one. */
+  item?: number;
+  /** Where the object starts (1-based). */
+  line: number;
+  column: number;
+  apiVersion: string;
+  kind: string;
+  /** `metadata.name` ('' when absent). */
+  name: string;
+  /** `metadata.namespace` ('' when absent). */
+  namespace: string;
+  /** The object as decoded (never mutated by the loader's users: copy before changing). */
+  value: Record<string, unknown>;
+  /** Line and column of a field inside the object (`['spec','template','spec','containers',0]`); the nearest existing parent when absent. */
+  position(path: FieldPath): SourcePosition;
+}
+
+/** Something in the input that is not a usable object. Never thrown: collected, so every problem is reported. */
+export interface ManifestProblem {
+  source: string;
+  document?: number;
+  item?: number;
+  line?: number;
+  column?: number;
+  /** The field path inside the object, when the problem is about a field. */
+  field?: string;
+  message: string;
+}
+
+/** An object of a kind that has no pod template (Service, ConfigMap, a CRD…): passed over. */
+export interface ManifestSkip {
+  source: string;
+  document: number;
+  line: number;
+  apiVersion: string;
+  kind: string;
+  name: string;
+}
+
+export interface ManifestLoad {
+  objects: ManifestObject[];
+  problems: ManifestProblem[];
+  skipped: ManifestSkip[];
+}
+
+/** `file:line:col: document N[, items[i]]: field: message`, leaving out what is not known. */
+export function formatProblem(problem: ManifestProblem): string {
+  let where = problem.source;
+  if (problem.line !== undefined) where += `:${problem.line}${problem.column !== undefined ? `:${problem.column}` : ''}`;
+  const parts = [where];
+  if (problem.document !== undefined) parts.push(`document ${problem.document}${problem.item !== undefined ? `, items[${problem.item}]` : ''}`);
+  if (problem.field) parts.push(problem.field);
+  parts.push(problem.message);
+  return parts.join(': ');
+}
+
+const LIST_KINDS: ReadonlySet<string> = new Set(['List', 'PodList']);
+
+/**
+ * The apiserver's limit for one request body (`Request entity too large: limit is 3145728`).
+ * A larger document is refused before it is parsed, unless it is a List (`kubectl get -o
+ * yaml` of many objects), whose items are judged one by one.
+ */
+const MAX_OBJECT_BYTES = 3 * 1024 * 1024;
+const LIST_DOCUMENT = /^\s*["']?kind["']?\s*:\s*["']?(?:Pod)?List\b/m;
+
+function tooLarge(bytes: number): string {
+  return `the document is ${(bytes / 1024 / 1024).toFixed(1)} MiB, more than the apiserver accepts for one object (Request entity too large: limit is ${MAX_OBJECT_BYTES}): split it`;
+}
+const CORE_API_VERSION = 'v1';
+const HELM_HINT = 'this looks like an unrendered template ({{ … }}): render it first, e.g. `helm template RELEASE CHART | probelet check -`';
+
+/** Every object of every document of `text` (named `source` in messages). */
+export function parseManifestDocuments(text: string, source: string): ManifestLoad {
+  const load: ManifestLoad = { objects: [], problems: [], skipped: [] };
+  let document = 0;
+  for (const chunk of splitDocuments(text)) {
+    if (isBlank(chunk.text)) continue;
+    document++;
+    if (chunk.text.length > MAX_OBJECT_BYTES && !LIST_DOCUMENT.test(chunk.text)) {
+      load.problems.push({ source, document, line: firstContentLine(chunk), column: 1, message: tooLarge(chunk.text.length) });
+      continue;
+    }
+    const decoded = decodeChunk(chunk);
+    if (decoded.error) {
+      const hint = chunk.text.includes('{{') ? `; ${HELM_HINT}` : '';
+      const { line, column } = decoded.error.line !== undefined ? decoded.error : { line: firstContentLine(chunk), column: 1 };
+      load.problems.push({ source, document, line, column, message: decoded.error.message + hint });
+      continue;
+    }
+    if (decoded.value === null || decoded.value === undefined) {
+      document--; // a document of comments only
+      continue;
+    }
+    const position = positionIndex(chunk);
+    addObject(load, decoded.value, { source, document, position, chunk }, undefined, false);
+  }
+  return load;
+}
+
+interface DocumentContext {
+  source: string;
+  document: number;
+  chunk: YamlChunk;
+  position: (path: FieldPath) => SourcePosition;
+}
+
+function addObject(load: ManifestLoad, value: unknown, ctx: DocumentContext, item: number | undefined, podListItem: boolean): void {
+  const base: FieldPath = item === undefined ? [] : ['items', item];
+  const at = ctx.position(base);
+  const problem = (message: string, path: FieldPath = base): void => {
+    const { line, column } = ctx.position(path);
+    load.problems.push({ source: ctx.source, document: ctx.document, ...(item !== undefined ? { item } : {}), line, column, message });
+  };
+  if (!isRecord(value)) {
+    problem(`expected a Kubernetes object (a mapping with apiVersion and kind), got ${describe(value)}`);
+    return;
+  }
+  // Items of a typed PodList may omit their type, as the kubelet's own /pods output does.
+  const object = podListItem ? { apiVersion: CORE_API_VERSION, kind: 'Pod', ...value } : value;
+  const apiVersion = object['apiVersion'];
+  const kind = object['kind'];
+  const missing = [typeof apiVersion === 'string' && apiVersion !== '' ? '' : 'apiVersion', typeof kind === 'string' && kind !== '' ? '' : 'kind'].filter(Boolean);
+  if (missing.length > 0) {
+    problem(`${missing.map((f) => `${f} not set`).join(', ')}: every object needs apiVersion and kind (e.g. apiVersion: v1, kind: Pod)`);
+    return;
+  }
+  const kindText = kind as string;
+  const versionText = apiVersion as string;
+  const metadata = isRecord(object['metadata']) ? object['metadata'] : {};
+  const name = typeof metadata['name'] === 'string' ? metadata['name'] : '';
+  const namespace = typeof metadata['namespace'] === 'string' ? metadata['namespace'] : '';
+
+  if (LIST_KINDS.has(kindText)) {
+    if (item !== undefined) return problem(`a ${kindText} inside a list is not supported`);
+    const items = object['items'] ?? [];
+    if (!Array.isArray(items)) return problem(`items: expected a list, got ${describe(items)}`, ['items']);
+    items.forEach((entry, i) => addObject(load, entry, ctx, i, kindText === 'PodList'));
+    return;
+  }
+  const expected = POD_TEMPLATE_KINDS[kindText];
+  if (expected === undefined) {
+    load.skipped.push({ source: ctx.source, document: ctx.document, line: at.line, apiVersion: versionText, kind: kindText, name });
+    return;
+  }
+  if (expected.apiVersion !== versionText) {
+    problem(`no matches for kind ${JSON.stringify(kindText)} in version ${JSON.stringify(versionText)}: use apiVersion: ${expected.apiVersion}`, [...base, 'apiVersion']);
+    return;
+  }
+  const position = item === undefined ? ctx.position : (path: FieldPath) => ctx.position([...base, ...path]);
+  load.objects.push({
+    source: ctx.source,
+    document: ctx.document,
+    ...(item !== undefined ? { item } : {}),
+    line: at.line,
+    column: at.column,
+    apiVersion: versionText,
+    kind: kindText,
+    name,
+    namespace,
+    value: object,
+    position,
+  });
+}
+
+function isBlank(text: string): boolean {
+  return /^(?:\s|#[^\n]*)*$/.test(text);
+}
+
+function firstContentLine(chunk: YamlChunk): number {
+  const lines = chunk.text.split('\n');
+  const index = lines.findIndex((l) => l.trim() !== '' && !l.trimStart().startsWith('#'));
+  return chunk.lineOffset + Math.max(index, 0) + 1;
+}
+
+/** The name `-` means standard input, as in `kubectl apply -f -`. */
+export const STDIN_PATH = '-';
+
+export interface LoadOptions {
+  /** Reads standard input (tests pass their own). */
+  readStdin?: () => Promise<string>;
+}
+
+const MANIFEST_EXTENSIONS = /\.(?:ya?ml|json)$/i;
+
+/**
+ * Every object of every path: files, folders (recursively, `*.yaml`, `*.yml`, `*.json`, in
+ * name order) and `-` for stdin. A path that cannot be read is a problem of its own; the
+ * other paths are still read.
+ */
+export async function loadManifests(paths: readonly string[], options: LoadOptions = {}): Promise<ManifestLoad> {
+  const load: ManifestLoad = { objects: [], problems: [], skipped: [] };
+  const files: string[] = [];
+  for (const path of paths) {
+    if (path === STDIN_PATH) {
+      files.push(path);
+      continue;
+    }
+    try {
+      if ((await stat(path)).isDirectory()) files.push(...(await manifestFilesIn(path)));
+      else files.push(path);
+    } catch (err) {
+      load.problems.push({ source: path, message: `cannot read: ${readReason(err)}` });
+    }
+  }
+  const texts = await Promise.all(
+    files.map(async (file) => {
+      try {
+        if (file === STDIN_PATH) return await (options.readStdin ?? readStdin)();
+        return await readFile(file, 'utf8');
+      } catch (err) {
+        return new Error(`cannot read: ${readReason(err)}`);
+      }
+    }),
+  );
+  files.forEach((file, i) => {
+    const text = texts[i];
+    const source = file === STDIN_PATH ? '<stdin>' : file;
+    if (text instanceof Error) {
+      load.problems.push({ source, message: text.message });
+      return;
+    }
+    const one = parseManifestDocuments(text ?? '', source);
+    load.objects.push(...one.objects);
+    load.problems.push(...one.problems);
+    load.skipped.push(...one.skipped);
+  });
+  return load;
+}
+
+async function manifestFilesIn(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const files: string[] = [];
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...(await manifestFilesIn(path)));
+    else if (entry.isFile() && MANIFEST_EXTENSIONS.test(entry.name)) files.push(path);
+  }
+  return files;
+}
+
+function readReason(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e.code === 'ENOENT') return 'no such file or directory';
+  if (e.code === 'EACCES') return 'permission denied';
+  if (e.code === 'EISDIR') return 'is a directory';
+  return e.message ?? String(err);
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** One line naming what was passed over, e.g. `skipped 3 objects probelet does not run (Service ×2, ConfigMap)`; '' when none. */
+export function skippedNote(skipped: readonly ManifestSkip[]): string {
+  if (skipped.length === 0) return '';
+  const counts = new Map<string, number>();
+  for (const s of skipped) counts.set(s.kind, (counts.get(s.kind) ?? 0) + 1);
+  const kinds = [...counts].map(([kind, n]) => (n > 1 ? `${kind} ×${n}` : kind)).join(', ');
+  return `skipped ${skipped.length} object${skipped.length === 1 ? '' : 's'} without a pod template (${kinds})`;
+}

@@ -1,0 +1,272 @@
+/**
+ * YAML as kubectl reads it. kubectl (sigs.k8s.io/yaml over go-yaml v2) speaks YAML 1.1:
+ * merge keys (`<<: *probe`), `0644` is octal (420), `yes`/`on`/`y` are booleans, and a
+ * timestamp-looking scalar stays a string. js-yaml with the schema below decodes the same
+ * way, several times faster than a full YAML 1.2 document model; positions of fields are
+ * found lazily (`locate`), only for the documents a message is about.
+ */
+import yaml from 'js-yaml';
+
+/** Deepest nesting accepted. Kubernetes objects stay far below it; a CRD schema may reach a few dozen. */
+export const MAX_YAML_DEPTH = 1000;
+
+/** go-yaml v2's booleans (its resolve table), YAML 1.1 style. */
+const TRUE_WORDS = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON']);
+const FALSE_WORDS = new Set(['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF']);
+
+const bool11 = new yaml.Type('tag:yaml.org,2002:bool', {
+  kind: 'scalar',
+  resolve: (data: string | null) => data !== null && (TRUE_WORDS.has(data) || FALSE_WORDS.has(data)),
+  construct: (data: string) => TRUE_WORDS.has(data),
+  predicate: (value: unknown) => typeof value === 'boolean',
+});
+
+/** Go's `strconv.ParseInt(s, 0, 64)` after go-yaml drops underscores: 0b, 0o, 0x and leading-0 octal. */
+const INT_PATTERN = /^[-+]?(?:0b[01_]+|0o[0-7_]+|0x[0-9a-fA-F_]+|0[0-7_]+|[0-9][0-9_]*)$/;
+
+const int11 = new yaml.Type('tag:yaml.org,2002:int', {
+  kind: 'scalar',
+  resolve: (data: string | null) => data !== null && INT_PATTERN.test(data) && /[0-9]/.test(data),
+  construct: (data: string) => {
+    let text = data.replace(/_/g, '');
+    let sign = 1;
+    if (text[0] === '-' || text[0] === '+') {
+      if (text[0] === '-') sign = -1;
+      text = text.slice(1);
+    }
+    if (text.startsWith('0b')) return sign * parseInt(text.slice(2), 2);
+    if (text.startsWith('0o')) return sign * parseInt(text.slice(2), 8);
+    if (text.startsWith('0x')) return sign * parseInt(text.slice(2), 16);
+    if (text.length > 1 && text[0] === '0') return sign * parseInt(text.slice(1), 8);
+    return sign * parseInt(text, 10);
+  },
+  predicate: (value: unknown) => typeof value === 'number' && Number.isInteger(value),
+});
+
+/** js-yaml's own type definitions (exported at run time; its typings omit them). */
+const types = (yaml as unknown as { types: Record<'null' | 'float' | 'merge' | 'binary' | 'omap' | 'pairs' | 'set', yaml.Type> }).types;
+
+/** YAML 1.1 as go-yaml v2 resolves it; no implicit timestamps (they stay strings for kubectl). */
+export const KUBECTL_SCHEMA = yaml.FAILSAFE_SCHEMA.extend({
+  implicit: [types.null, bool11, int11, types.float, types.merge],
+  explicit: [types.binary, types.omap, types.pairs, types.set],
+});
+
+export interface YamlChunk {
+  /** The document's own text. */
+  text: string;
+  /** 0-based line of the chunk's first line in the file. */
+  lineOffset: number;
+}
+
+const DOCUMENT_MARKER = /^(?:---|\.\.\.)(?:[ \t].*)?$/;
+
+/**
+ * Splits a YAML stream into its documents at `---` / `...` lines, so that a syntax error in
+ * one document never hides the others (js-yaml's loadAll stops at the first error). A
+ * marker line at column 0 ends a document even inside a block scalar, as the spec says.
+ */
+export function splitDocuments(text: string): YamlChunk[] {
+  const chunks: YamlChunk[] = [];
+  let start = 0;
+  let line = 0;
+  let chunkLine = 0;
+  let pos = 0;
+  while (pos <= text.length) {
+    let end = text.indexOf('\n', pos);
+    if (end === -1) end = text.length;
+    const lineText = text.charCodeAt(pos) === 0x2d || text.charCodeAt(pos) === 0x2e ? text.slice(pos, end).replace(/\r$/, '') : '';
+    if (lineText !== '' && DOCUMENT_MARKER.test(lineText)) {
+      chunks.push({ text: text.slice(start, pos), lineOffset: chunkLine });
+      // A `--- value` line starts the next document with content on the marker line.
+      const rest = lineText.startsWith('---') ? lineText.slice(3) : '';
+      start = end + 1;
+      chunkLine = line + 1;
+      if (rest.trim() !== '' && !rest.trim().startsWith('#')) {
+        start = pos + 3;
+        chunkLine = line;
+      }
+    }
+    pos = end + 1;
+    line++;
+  }
+  if (start < text.length) chunks.push({ text: text.slice(start), lineOffset: chunkLine });
+  return chunks;
+}
+
+export interface YamlError {
+  message: string;
+  /** 1-based, in the file (the chunk's offset applied). */
+  line?: number;
+  column?: number;
+}
+
+/** Decodes one document. Never throws: a syntax error, an alias bomb or too deep a nesting comes back as `error`. */
+export function decodeChunk(chunk: YamlChunk): { value: unknown; error?: undefined } | { value?: undefined; error: YamlError } {
+  let value: unknown;
+  try {
+    value = yaml.load(chunk.text, { schema: KUBECTL_SCHEMA, maxDepth: MAX_YAML_DEPTH } as yaml.LoadOptions);
+  } catch (err) {
+    return { error: yamlError(err, chunk) };
+  }
+  const budget = chunk.text.length + 10_000;
+  if (expandedSize(value, budget) > budget) {
+    return {
+      error: {
+        message: `the document expands to more than ${budget} values through aliases (an alias bomb); kubectl refuses it as excessive aliasing`,
+      },
+    };
+  }
+  return { value };
+}
+
+function yamlError(err: unknown, chunk: YamlChunk): YamlError {
+  if (err instanceof yaml.YAMLException) {
+    const reason = err.reason.startsWith('nesting exceeded maxDepth')
+      ? `nested deeper than ${MAX_YAML_DEPTH} levels, the limit for a manifest (Kubernetes objects are never this deep)`
+      : err.reason;
+    const mark = err.mark as { line?: number; column?: number } | undefined;
+    if (mark && typeof mark.line === 'number') {
+      return { message: reason, line: mark.line + chunk.lineOffset + 1, column: (mark.column ?? 0) + 1 };
+    }
+    return { message: reason };
+  }
+  if (err instanceof RangeError) {
+    return { message: `nested too deeply to read (${err.message}); the limit is ${MAX_YAML_DEPTH} levels` };
+  }
+  return { message: err instanceof Error ? err.message : String(err) };
+}
+
+/**
+ * How many values `value` has once aliases are expanded, counting up to just past `limit`.
+ * js-yaml shares an anchored value between its aliases, so a "billion laughs" document is
+ * small in memory but endless to anything that walks or copies it.
+ */
+export function expandedSize(value: unknown, limit: number): number {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && count <= limit) {
+    const item = stack.pop();
+    count++;
+    if (Array.isArray(item)) {
+      for (const child of item) stack.push(child);
+    } else if (typeof item === 'object' && item !== null) {
+      for (const key in item) stack.push((item as Record<string, unknown>)[key]);
+    }
+  }
+  return count;
+}
+
+export type FieldPath = readonly (string | number)[];
+
+export interface SourcePosition {
+  /** 1-based. */
+  line: number;
+  column: number;
+}
+
+interface PositionNode {
+  line: number;
+  column: number;
+  /** A mapping key (followed by `:`), as opposed to a value or a sequence item. */
+  isKey: boolean;
+  result: unknown;
+  children: PositionNode[];
+}
+
+/**
+ * Where `path` is in the document: the position of the last key (or list item) of the path
+ * that exists, following merge keys into their anchors. Reads the document again with a
+ * listener; callers keep the returned function (it caches the tree).
+ */
+export function positionIndex(chunk: YamlChunk): (path: FieldPath) => SourcePosition {
+  let root: PositionNode | undefined;
+  const anchors = new Map<unknown, PositionNode>();
+  const build = (): PositionNode => {
+    const top: PositionNode = { line: 0, column: 0, isKey: false, result: undefined, children: [] };
+    const stack: PositionNode[] = [top];
+    const listener = (event: 'open' | 'close', state: yaml.State): void => {
+      const s = state as unknown as { position: number; line: number; lineStart: number; result: unknown; anchor: string | null; input: string };
+      if (event === 'open') {
+        // "open" fires before the blanks and comments ahead of the node are skipped.
+        let p = s.position;
+        let line = s.line;
+        let lineStart = s.lineStart;
+        for (;;) {
+          const c = s.input.charCodeAt(p);
+          if (c === 0x20 || c === 0x09 || c === 0x0d) p++;
+          else if (c === 0x0a) {
+            lineStart = ++p;
+            line++;
+          }
+          else if (c === 0x23) while (p < s.input.length && s.input.charCodeAt(p) !== 0x0a) p++;
+          else break;
+        }
+        const node: PositionNode = { line, column: p - lineStart, isKey: false, result: undefined, children: [] };
+        stack[stack.length - 1]?.children.push(node);
+        stack.push(node);
+        return;
+      }
+      const node = stack.pop();
+      if (!node) return;
+      node.result = s.result;
+      let p = s.position;
+      while (s.input.charCodeAt(p) === 0x20 || s.input.charCodeAt(p) === 0x09) p++;
+      node.isKey = s.input.charCodeAt(p) === 0x3a && (typeof s.result === 'string' || typeof s.result === 'number' || typeof s.result === 'boolean');
+      if (s.anchor && typeof s.result === 'object' && s.result !== null) anchors.set(s.result, node);
+    };
+    try {
+      yaml.load(chunk.text, { schema: KUBECTL_SCHEMA, maxDepth: MAX_YAML_DEPTH, listener } as yaml.LoadOptions);
+    } catch {
+      // Positions are best effort: a document that loaded once loads again.
+    }
+    return top.children[0] ?? top;
+  };
+  const at = (node: PositionNode): SourcePosition => ({ line: node.line + chunk.lineOffset + 1, column: node.column + 1 });
+  return (path) => {
+    root ??= build();
+    let node = root;
+    let found = node;
+    for (const segment of path) {
+      const next = childAt(node, segment, anchors, 0);
+      if (!next) break;
+      found = next.pointer;
+      node = next.value;
+    }
+    return at(found);
+  };
+}
+
+/** The child of a mapping (by key) or sequence (by index): the node to report and the node to descend into. */
+function childAt(
+  node: PositionNode,
+  segment: string | number,
+  anchors: Map<unknown, PositionNode>,
+  depth: number,
+): { pointer: PositionNode; value: PositionNode } | undefined {
+  if (depth > 10) return undefined;
+  const target = anchors.get(node.result) !== node && node.children.length === 0 ? anchors.get(node.result) : undefined;
+  if (target) return childAt(target, segment, anchors, depth + 1);
+  if (Array.isArray(node.result)) {
+    if (typeof segment !== 'number') return undefined;
+    const item = node.children[segment];
+    return item ? { pointer: item, value: item } : undefined;
+  }
+  const merges: PositionNode[] = [];
+  for (let i = 0; i < node.children.length; i++) {
+    const child = node.children[i];
+    if (!child?.isKey) continue;
+    const value = node.children[i + 1];
+    const valueNode = value && !value.isKey ? value : child;
+    if (String(child.result) === String(segment)) return { pointer: child, value: valueNode };
+    if (child.result === '<<' && value) merges.push(value);
+  }
+  for (const merge of merges) {
+    const sources = merge.children.length > 0 && Array.isArray(merge.result) ? merge.children : [merge];
+    for (const source of sources) {
+      const found = childAt(source, segment, anchors, depth + 1);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
