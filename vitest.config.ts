@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Each file gets its own TMPDIR and fails if it leaves anything there.
+    setupFiles: ['test/helpers/private-tmpdir.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,

@@ -117,6 +117,10 @@ async function runOnce(impl, o, target) {
 }
 
 async function main() {
+  const argv = process.argv.slice(2);
+  // Scenarios of their own (not N workers against a target): see their files.
+  if (argv[0] === '--pods') return (await import('./pods.mjs')).benchPods(argv.slice(1));
+  if (argv[0] === '--soak') return (await import('./soak.mjs')).benchSoak(argv.slice(1));
   // `--scenario check`: static checking of 50,000 objects (bench/check.mjs), its own process.
   let scenario;
   try {
@@ -127,7 +131,7 @@ async function main() {
   }
   if (scenario !== undefined) return runScenario(scenario, process.argv.slice(2));
   let o;
-  const { recorderCost, rest } = takeRecorderCostFlag(process.argv.slice(2));
+  const { recorderCost, rest } = takeRecorderCostFlag(argv);
   try {
     o = parseOptions(rest);
   } catch (err) {

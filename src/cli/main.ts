@@ -4,6 +4,7 @@ import { CliUsageError, type CliIO, processIO } from './io.js';
 import { registerCheckCommand } from './check.js';
 import { registerProbeCommand } from './probe.js';
 import { registerRunCommand } from './run.js';
+import { packageVersion } from './version.js';
 
 export { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
@@ -11,6 +12,7 @@ export { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes
 export function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
   const program = new Command('probelet')
     .description("The kubelet's probe machinery, locally: see what your probes will do before you deploy.")
+    .version(packageVersion(), '-V, --version', 'print the version of probelet')
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({

@@ -9,9 +9,9 @@
  * A second Ctrl-C kills everything at once. Either way no process is left behind and
  * nothing keeps the Node process alive afterwards.
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Pod } from '../api/types.js';
 import { Kubelet } from '../kubelet/kubelet.js';
@@ -33,6 +33,8 @@ interface RunFlags extends RuntimeFlags {
   exitOnReady?: boolean;
   timeout?: string;
   kubeletRestart?: boolean;
+  logDir?: string;
+  keepLogs?: boolean;
 }
 
 /** The process around the command; tests drive it in-process with their own. */
@@ -61,6 +63,8 @@ export function registerRunCommand(
     .option('--kubelet-restart', 'behave like a kubelet that has just restarted (jittered first probes) instead of one running for a while')
     .addOption(new Option('--runtime <name>', 'container runtime: host processes, or a CRI runtime (containerd, CRI-O) running the images').choices(RUNTIME_NAMES).default('process'))
     .option('--cri-endpoint <endpoint>', 'CRI socket for --runtime cri (default: $CONTAINER_RUNTIME_ENDPOINT, else unix:///run/containerd/containerd.sock)')
+    .option('--log-dir <dir>', 'write container logs to this directory (created if needed) and keep them')
+    .option('--keep-logs', 'keep the temporary log directory at exit (by default it is removed unless the run failed)')
     .action(async (files: string[], flags: RunFlags) => {
       setExit(await runPods(files, flags, io, env));
     });
@@ -83,16 +87,56 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
   const api = deferredView();
   const server = await serve(api, listen);
   try {
-    const runDir = await mkdtemp(join(tmpdir(), 'probelet-run-'));
+    const logs = await openLogDir(flags);
     if (flags.output === 'json') {
-      io.stdout(`${JSON.stringify({ type: 'run', url: server.url, runDir })}\n`);
+      io.stdout(`${JSON.stringify({ type: 'run', url: server.url, runDir: logs.dir })}\n`);
     } else {
-      io.stdout(`Dashboard: ${server.url}/\nRead-only API: ${server.url} (/healthz, /pods, /events, /probes, /metrics/probes)\nContainer logs: ${runDir}\n\n`);
+      io.stdout(`Dashboard: ${server.url}/\nRead-only API: ${server.url} (/healthz, /pods, /events, /probes, /metrics/probes)\nContainer logs: ${logs.dir}\n\n`);
     }
-    return await runKubelet({ pods: admitted.pods, files, flags, timeoutMs, runDir, api, io, env });
+    let code: number = EXIT_USAGE;
+    try {
+      code = await runKubelet({ pods: admitted.pods, files, flags, timeoutMs, runDir: logs.dir, api, io, env });
+      return code;
+    } finally {
+      await logs.release(code === EXIT_OK, io);
+    }
   } finally {
     await server.close();
   }
+}
+
+interface LogDir {
+  dir: string;
+  /** At exit: removes a temporary directory after a clean run; otherwise says where the logs are. */
+  release(clean: boolean, io: CliIO): Promise<void>;
+}
+
+/**
+ * Where container logs go: `--log-dir` (kept), else a fresh temporary directory that is
+ * removed when the run ends cleanly — a run, and so a test run, leaves nothing behind —
+ * and kept, with a note on stderr, after a failure or with `--keep-logs`.
+ */
+async function openLogDir(flags: RunFlags): Promise<LogDir> {
+  if (flags.logDir !== undefined) {
+    const dir = resolve(flags.logDir);
+    try {
+      await mkdir(dir, { recursive: true });
+    } catch (err) {
+      throw new CliUsageError(`--log-dir ${flags.logDir}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return { dir, release: () => Promise.resolve() };
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'probelet-run-'));
+  return {
+    dir,
+    release: async (clean, io) => {
+      if (clean && flags.keepLogs !== true) {
+        await rm(dir, { recursive: true, force: true });
+        return;
+      }
+      io.stderr(`probelet: container logs kept in ${dir}\n`);
+    },
+  };
 }
 
 interface Session {

@@ -53,20 +53,34 @@ const CHANNEL_OPTIONS: ChannelOptions = {
 
 type SecureConnector = ReturnType<ChannelCredentials['_createSecureConnector']>;
 
+/** The probe's TCP sockets, and whether the probe is over (then no socket may live). */
+interface SocketTracker {
+  readonly sockets: Set<Socket>;
+  done: boolean;
+}
+
 /**
  * Plaintext credentials that remember every TCP socket the channel opens, so the probe can
  * close them with a reset: like the kubelet's SO_LINGER dialer, no TIME_WAIT socket is left
  * on the probing side (kubernetes#89898). grpc-js offers no dialer hook; its credentials'
  * connector is the one place that sees the raw socket.
+ *
+ * A socket that reaches it after the probe is over is reset at once: a closed channel whose
+ * server broke the connection (a non-gRPC server) still reconnects when its back-off timer
+ * fires, and would otherwise talk HTTP/2 to the target once more after the probe ended.
  */
-function socketTrackingInsecureCredentials(sockets: Set<Socket>): ChannelCredentials {
+function socketTrackingInsecureCredentials(tracker: SocketTracker): ChannelCredentials {
   const base = credentials.createInsecure();
   const tracking = Object.create(base) as ChannelCredentials;
   tracking._createSecureConnector = (...args): SecureConnector => {
     const connector = base._createSecureConnector(...args);
     return {
       connect: (socket) => {
-        sockets.add(socket);
+        if (tracker.done) {
+          socket.resetAndDestroy();
+          return Promise.reject(new Error('the probe is over'));
+        }
+        tracker.sockets.add(socket);
         return connector.connect(socket);
       },
       waitForReady: () => connector.waitForReady(),
@@ -114,6 +128,16 @@ function check(client: Client, service: string, deadline: number): Promise<{ res
   });
 }
 
+/**
+ * grpc-js's wording of the errors its own client raises, in grpc-go's (what the kubelet
+ * prints); details that came from the server pass unchanged.
+ */
+function goDetails(details: string): string {
+  const tooLarge = /^Received message larger than max \((\d+) vs (\d+)\)$/.exec(details);
+  if (tooLarge) return `grpc: received message larger than max (${tooLarge[1]} vs. ${tooLarge[2]})`;
+  return details;
+}
+
 /** Maps the Check call's result to the kubelet's outcome and wording. */
 function evaluate(
   result: { response?: object; err?: unknown },
@@ -132,7 +156,7 @@ function evaluate(
     if (err.code === GrpcStatus.DEADLINE_EXCEEDED) {
       return failure(`timeout: health rpc did not complete within ${timeoutText}`);
     }
-    return failure(`error: health rpc probe failed: ${goStatusErrorText(err.code, err.details)}`);
+    return failure(`error: health rpc probe failed: ${goStatusErrorText(err.code, goDetails(err.details))}`);
   }
   // proto-loader decodes enums as their names, and a missing field as UNKNOWN (defaults: true).
   const servingStatus = String((result.response as { status?: unknown } | undefined)?.status ?? 'UNKNOWN');
@@ -161,13 +185,13 @@ export async function probeGrpc(
   const addr = joinHostPort(host, port);
   const timeoutText = formatGoDuration(timeoutMs);
   const deadline = realClock.now() + timeoutMs;
-  const sockets = new Set<Socket>();
+  const tracker: SocketTracker = { sockets: new Set<Socket>(), done: false };
 
   let client: Client;
   try {
     client = new Client(
       joinHostPort(host === '' ? 'localhost' : host, port),
-      socketTrackingInsecureCredentials(sockets),
+      socketTrackingInsecureCredentials(tracker),
       CHANNEL_OPTIONS,
     );
   } catch (err) {
@@ -186,7 +210,8 @@ export async function probeGrpc(
     }
     return evaluate(await check(client, service, deadline), timeoutText, seen);
   } finally {
-    for (const socket of sockets) socket.resetAndDestroy();
+    tracker.done = true;
+    for (const socket of tracker.sockets) socket.resetAndDestroy();
     client.close();
   }
 }

@@ -233,6 +233,13 @@ export function send(hop: Hop, deadline: Deadline, prepared: PreparedHop = prepa
       response.on('error', () => undefined);
       finish({ ok: true, response, connection: conn });
     };
+    // Go's client skips at most 5 informational responses; node:http skips any number.
+    let informational = 0;
+    req.on('information', () => {
+      if (++informational > MAX_1XX_RESPONSES) {
+        finish({ ok: false, message: describeSendError(Object.assign(new Error('too many 1xx'), { code: TOO_MANY_1XX_CODE }), conn, hostname, port) });
+      }
+    });
     req.on('response', onResponse);
     // A 101 is a final response to Go's client (it fails the probe by its status).
     req.on('upgrade', onResponse);
@@ -317,11 +324,55 @@ function describeSendError(err: Error, conn: Connection, hostname: string, port:
   if (code === 'HPE_HEADER_OVERFLOW') {
     return `net/http: server response headers exceeded ${MAX_RESPONSE_HEADER_BYTES} bytes; aborted`;
   }
-  if (code === 'HPE_INVALID_STATUS') return 'net/http: HTTP/1.x transport connection broken: malformed HTTP status code';
-  if (code.startsWith('HPE_')) return 'net/http: HTTP/1.x transport connection broken: malformed HTTP response';
+  if (code === TOO_MANY_1XX_CODE) return `${CONNECTION_BROKEN}: net/http: too many 1xx informational responses`;
+  if (code.startsWith('HPE_')) {
+    const line = firstLine((err as Error & { rawPacket?: unknown }).rawPacket);
+    const problem = line === undefined ? undefined : statusLineProblem(line);
+    if (problem !== undefined) return `${CONNECTION_BROKEN}: ${problem}`;
+    if (code === 'HPE_INVALID_STATUS') return `${CONNECTION_BROKEN}: malformed HTTP status code`;
+    return `${CONNECTION_BROKEN}: malformed HTTP response`;
+  }
   const tlsText = describeTlsError(err.message);
   if (tlsText) return tlsText;
   return describeConnError(conn.lastError ?? err, conn.local, conn.remote) ?? err.message;
+}
+
+const CONNECTION_BROKEN = 'net/http: HTTP/1.x transport connection broken';
+
+/** Our own code for a response preceded by more 1xx responses than Go's client takes. */
+const TOO_MANY_1XX_CODE = 'PROBE_TOO_MANY_1XX';
+
+/** Go's `max1xxResponses`: informational responses skipped before the client gives up. */
+const MAX_1XX_RESPONSES = 5;
+
+/**
+ * The first line of the bytes node:http's parser choked on (`rawPacket`), without its line
+ * end, when they start the response; undefined when there is nothing to go on.
+ */
+function firstLine(raw: unknown): string | undefined {
+  if (!Buffer.isBuffer(raw) || raw.length === 0) return undefined;
+  const end = raw.indexOf(0x0a);
+  return raw.subarray(0, end < 0 ? raw.length : end).toString('latin1').replace(/\r$/, '');
+}
+
+/**
+ * What Go's `http.ReadResponse` says about a status line, checked in its order (response
+ * shape, status code, version); undefined when Go would accept the line (the problem is
+ * then in the headers). The quoted part is the offending text, as Go's `%q` prints it.
+ */
+function statusLineProblem(line: string): string | undefined {
+  const space = line.indexOf(' ');
+  if (space < 0) return `malformed HTTP response ${goQuote(fromByteString(line))}`;
+  const proto = line.slice(0, space);
+  const status = line.slice(space + 1).replace(/^ +/, '');
+  const statusCode = status.split(' ')[0] ?? '';
+  if (statusCode.length !== 3 || !/^[+-]?\d+$/.test(statusCode) || Number(statusCode) < 0) {
+    return `malformed HTTP status code ${goQuote(fromByteString(statusCode))}`;
+  }
+  if (!/^HTTP\/\d\.\d$/.test(proto)) {
+    return `malformed HTTP version ${goQuote(fromByteString(proto))}`;
+  }
+  return undefined;
 }
 
 /** OpenSSL's wording of the common handshake failures, as Go's crypto/tls words them. */

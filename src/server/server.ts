@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { realClock, type Clock } from '../util/clock.js';
 import { dashboardHeaders, loadDashboard, type Dashboard } from './dashboard.js';
+import { guardRequest } from './guard.js';
 import { isLoopbackHost } from './loopback.js';
 import { isOwnOrigin } from './origin.js';
 import { route } from './routes.js';
@@ -34,6 +35,9 @@ export interface RunningServer {
 
 export const DEFAULT_READ_ONLY_PORT = 10255;
 
+/** Every answer is immediate, so a request taking longer than this to arrive is hostile or broken. */
+const SLOW_CLIENT_TIMEOUT_MS = 5000;
+
 export async function startServer(view: KubeletView, options: ServerOptions = {}): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? DEFAULT_READ_ONLY_PORT;
@@ -49,9 +53,19 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
   const dashboard = await loadDashboard(options.dashboardDir);
   const clock = options.clock ?? realClock;
   let ownPort = port;
-  const server = createServer((req, res) => {
-    void respond(view, req, res, { dashboard, clock, port: ownPort });
-  });
+  const server = createServer(
+    {
+      // A client that has not sent its request within this long is cut off (Node's
+      // defaults, 60 s for headers, let slowloris clients hold connections that long).
+      // Only receiving the request counts: a long answer (the /stream) is not cut.
+      headersTimeout: SLOW_CLIENT_TIMEOUT_MS,
+      requestTimeout: SLOW_CLIENT_TIMEOUT_MS,
+      connectionsCheckingInterval: 1000,
+    },
+    (req, res) => {
+      void respond(view, req, res, { dashboard, clock, port: ownPort });
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -89,6 +103,11 @@ const OWN_ORIGIN_PATHS = new Set(['/', '/app.js', '/app.css', '/favicon.svg', '/
 
 async function respond(view: KubeletView, req: IncomingMessage, res: ServerResponse, ctx: ServeContext): Promise<void> {
   const method = req.method ?? 'GET';
+  const refused = guardRequest(method, req.url ?? '/');
+  if (refused) {
+    send(res, method, refused);
+    return;
+  }
   const rawUrl = req.url ?? '/';
   const queryAt = rawUrl.indexOf('?');
   const path = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);

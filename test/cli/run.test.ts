@@ -47,10 +47,27 @@ describe('probelet run --exit-on-ready', () => {
     expect(run.stdout()).toMatch(/^pod\/web\{main\} {2}Normal {2}Started {2}\d+s {2}kubelet {2}Started container main$/m);
     expect(run.stderr()).toContain('every pod is Ready');
 
-    // The run directory was printed and holds the container's log file.
+    // The temporary run directory was printed, and removed after this clean run.
     const runDir = /^Container logs: (.+)$/m.exec(run.stdout())?.[1] ?? '';
     expect(runDir.startsWith(s.dir)).toBe(true);
+    expect(existsSync(runDir)).toBe(false);
+    expect(run.stderr()).not.toContain('container logs kept');
+    expect(await nothingLeft(s.marker)).toBe(true);
+  });
+
+  it('--log-dir writes the logs there and keeps them; --keep-logs keeps the temporary directory', async () => {
+    const file = s.manifest('pod.yaml', testPod(s, 'web', TREE, READY_NOW));
+    const logDir = `${s.dir}/logs/here`;
+    const first = startRun(s, [file, '--listen', '127.0.0.1:0', '--exit-on-ready', '--timeout', '20s', '--log-dir', logDir]);
+    expect(await exitCode(first)).toBe(0);
+    expect(first.stdout()).toContain(`Container logs: ${logDir}\n`);
+    expect(readdirSync(logDir)).toEqual([expect.stringMatching(/^default_web_/)]);
+
+    const second = startRun(s, [file, '--listen', '127.0.0.1:0', '--exit-on-ready', '--timeout', '20s', '--keep-logs']);
+    expect(await exitCode(second)).toBe(0);
+    const runDir = /^Container logs: (.+)$/m.exec(second.stdout())?.[1] ?? '';
     expect(readdirSync(runDir)).toEqual([expect.stringMatching(/^default_web_/)]);
+    expect(second.stderr()).toContain(`probelet: container logs kept in ${runDir}\n`);
     expect(await nothingLeft(s.marker)).toBe(true);
   });
 
@@ -63,6 +80,10 @@ describe('probelet run --exit-on-ready', () => {
     expect(run.stderr()).toContain('--timeout 3s reached before every pod was Ready');
     expect(rows(run.stdout(), 'slow').map((r) => r[1])).not.toContain('1/1');
     expect(run.stdout()).toContain('Readiness probe failed');
+    // A failed run keeps its logs and says where they are.
+    const runDir = /^Container logs: (.+)$/m.exec(run.stdout())?.[1] ?? '';
+    expect(run.stderr()).toContain(`probelet: container logs kept in ${runDir}\n`);
+    expect(readdirSync(runDir)).toEqual([expect.stringMatching(/^default_slow_/)]);
     expect(await nothingLeft(s.marker)).toBe(true);
   });
 
