@@ -9,7 +9,7 @@
  * A second Ctrl-C kills everything at once. Either way no process is left behind and
  * nothing keeps the Node process alive afterwards.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
@@ -130,7 +130,9 @@ async function openLogDir(flags: RunFlags): Promise<LogDir> {
   return {
     dir,
     release: async (clean, io) => {
-      if (clean && flags.keepLogs !== true) {
+      // An empty directory (the run failed before any container wrote) holds nothing worth keeping.
+      const empty = (await readdir(dir).catch(() => [])).length === 0;
+      if ((clean || empty) && flags.keepLogs !== true) {
         await rm(dir, { recursive: true, force: true });
         return;
       }

@@ -99,8 +99,9 @@ describeCri('cri: the runtime on containerd', () => {
     });
     const crashed = await client.RunPodSandbox({ config: config('crashed', dead.pid ?? 0) });
     const live = await client.RunPodSandbox({ config: config('live', process.pid) });
+    const runDir = mkdtempSync(join(tmpdir(), 'probelet-cri-'));
     try {
-      const runtime = await createCriRuntime({ endpoint: CRI_ENDPOINT, runDir: mkdtempSync(join(tmpdir(), 'probelet-cri-')) });
+      const runtime = await createCriRuntime({ endpoint: CRI_ENDPOINT, runDir });
       await runtime.close();
       const { items } = await client.ListPodSandbox({ filter: { label_selector: { [MANAGED_LABEL]: 'true' } } });
       const ids = items.map((s) => s.id);
@@ -112,6 +113,7 @@ describeCri('cri: the runtime on containerd', () => {
         await client.RemovePodSandbox({ pod_sandbox_id: id }).catch(() => undefined);
       }
       client.close();
+      rmSync(runDir, { recursive: true, force: true });
     }
   });
 

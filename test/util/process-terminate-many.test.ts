@@ -27,7 +27,8 @@ describe('terminating many process trees at once', () => {
     await new Promise((resolve) => setTimeout(resolve, 500)); // every descendant has set its trap
     const exits = await Promise.all(groups.map((g) => g.terminate(5000)));
     expect(exits.map((e) => e.exitCode)).toEqual(Array.from({ length: TREES }, () => 0));
-    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(TREES);
+    // Each descendant notes its pid on SIGTERM (a TERM arriving again while the trap runs may note it twice).
+    expect(new Set(readFileSync(file, 'utf8').trim().split('\n')).size).toBe(TREES);
     expect(await eventually(() => aliveWithMarker(marker).length === 0, 2000)).toBe(true);
   });
 
