@@ -78,8 +78,13 @@ export interface ProcessGroup {
 }
 
 export interface RunProcessOptions extends SpawnGroupOptions {
-  /** Kill the whole tree with SIGKILL after this long. Default: no timeout. */
+  /**
+   * Kill the whole tree with SIGKILL after this long, counted from when the command
+   * started (not from the call). Default: no timeout.
+   */
   timeoutMs?: number;
+  /** What starts the group: {@link spawnGroup} by default, or a spawner's (see spawner.ts). */
+  spawn?: (options: SpawnGroupOptions) => Promise<ProcessGroup>;
 }
 
 export interface ProcessResult extends ProcessExit {
@@ -98,7 +103,7 @@ export interface SpawnError extends Error {
  */
 export async function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
   const clock = options.clock ?? realClock;
-  const group = await spawnGroup(options);
+  const group = await (options.spawn ?? spawnGroup)(options);
   let timedOut = false;
   const timer =
     options.timeoutMs === undefined
