@@ -77,6 +77,7 @@ export async function probeletLoad(o, target, recorder) {
     async remove() {
       for (const pod of pods) manager.removePod(pod);
       await waitUntil(() => manager.workerCount() === 0 && recorder.inFlight === 0, 30_000);
+      await runner.close();
     },
     workerCount: () => manager.workerCount(),
   };

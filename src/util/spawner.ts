@@ -227,6 +227,8 @@ function currentEnv(): Record<string, string> {
 
 /** While commands run, the spawner's pipes keep this process alive; idle, they do not. */
 function refAll(child: ChildProcess, on: boolean): void {
+  if (on) child.ref();
+  else child.unref();
   for (const stream of [child.stdin, child.stdout]) {
     if (stream instanceof Socket) {
       if (on) stream.ref();
