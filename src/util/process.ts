@@ -19,6 +19,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
+import { getSystemErrorMap } from 'node:util';
 import { realClock, type Clock } from './clock.js';
 
 /** Default bytes kept of each stream when the caller does not say. */
@@ -269,7 +270,10 @@ function describeSpawnError(err: unknown, file: string, cwd: string | undefined)
   }
   if (code === 'ENOENT') return spawnError(`fork/exec ${file}: no such file or directory`, code);
   if (code === 'EACCES') return spawnError(`fork/exec ${file}: permission denied`, code);
-  const message = err instanceof Error ? err.message : String(err);
+  // libuv's strerror texts are Go's (syscall.Errno) too: "argument list too long", ...
+  const errno = (err as NodeJS.ErrnoException | undefined)?.errno;
+  const known = errno === undefined ? undefined : getSystemErrorMap().get(errno)?.[1];
+  const message = known ?? (err instanceof Error ? err.message : String(err));
   return spawnError(`fork/exec ${file}: ${message}`, code);
 }
 

@@ -210,13 +210,20 @@ class HelperSpawner implements Spawner {
   }
 }
 
+/**
+ * V8 flags of the spawner: a small young generation and no helper threads keep it at
+ * ≈ 55 MB instead of ≈ 70 MB, and `fork` costs in proportion to the forking process's
+ * memory (measured: ≈ 15 % less CPU per exec).
+ */
+const SPAWNER_FLAGS = ['--single-threaded', '--max-semi-space-size=1'];
+
 /** The spawner's node arguments: the built script, or (from a source checkout) the .ts through TypeScript. */
 function spawnerArgs(): string[] {
   const built = fileURLToPath(new URL('./spawner-main.js', import.meta.url));
-  if (existsSync(built)) return [built];
+  if (existsSync(built)) return [...SPAWNER_FLAGS, built];
   const hooks = new URL('./dev-ts-hooks.mjs', import.meta.url).href;
   const register = `import{register}from'node:module';register(${JSON.stringify(hooks)});`;
-  return ['--import', `data:text/javascript,${encodeURIComponent(register)}`, fileURLToPath(new URL('./spawner-main.ts', import.meta.url))];
+  return [...SPAWNER_FLAGS, '--import', `data:text/javascript,${encodeURIComponent(register)}`, fileURLToPath(new URL('./spawner-main.ts', import.meta.url))];
 }
 
 function currentEnv(): Record<string, string> {
