@@ -29,6 +29,12 @@ export interface LocalCommandRunnerOptions extends LocalExecContext {
   resolve?: (containerID: string) => LocalExecContext | undefined;
   /** Clock for the timeout. Default: real time. */
   clock?: Clock;
+  /**
+   * Start commands through the process-wide spawner process (see util/spawner.ts), off
+   * this process's event loop. Default true; false forks from this process, which suits a
+   * one-shot CLI that runs a single command (starting a spawner costs more than it saves).
+   */
+  spawner?: boolean;
 }
 
 export class LocalCommandRunner implements CommandRunner {
@@ -55,7 +61,7 @@ export class LocalCommandRunner implements CommandRunner {
   ): Promise<{ output: string; exitCode: number }> {
     const context = this.contextFor(containerID);
     if (this.closed) throw Object.assign(new Error('exec: command runner is closed'), { output: '' });
-    this.spawner ??= openSpawner();
+    if (this.options.spawner !== false) this.spawner ??= openSpawner();
     const run = await runProcess({
       argv: cmd,
       // No env: the child gets this process's environment as it is now (spawn reads
@@ -66,7 +72,7 @@ export class LocalCommandRunner implements CommandRunner {
       timeoutMs,
       clock: this.options.clock ?? realClock,
       // Forked from a small spawner process, off this process's event loop (see spawner.ts).
-      spawn: this.spawner.spawnGroup,
+      spawn: this.spawner?.spawnGroup,
     }).catch((err: unknown) => {
       throw Object.assign(err instanceof Error ? err : new Error(String(err)), { output: '' });
     });

@@ -51,6 +51,18 @@ describe('LocalCommandRunner', () => {
     }
   });
 
+  it('starts commands in the spawner process by default, from this process with spawner: false', async () => {
+    const viaSpawner = new LocalCommandRunner();
+    const direct = new LocalCommandRunner({ spawner: false });
+    const parent = async (runner: LocalCommandRunner): Promise<number> =>
+      Number((await runner.runInContainer('c', ['sh', '-c', 'echo $PPID'], 5000)).output);
+    expect(await parent(viaSpawner)).not.toBe(process.pid);
+    expect(await parent(direct)).toBe(process.pid);
+    await viaSpawner.close();
+    await direct.close();
+    await expect(viaSpawner.runInContainer('c', ['true'], 5000)).rejects.toThrow('exec: command runner is closed');
+  });
+
   it('inherits this process environment by default', async () => {
     const runner = new LocalCommandRunner();
     const run = await runner.runInContainer('c', ['sh', '-c', 'printf "%s" "$PATH"'], 5000);
