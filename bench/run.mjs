@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { USAGE, parseOptions, parseTarget } from './lib/options.mjs';
 import { ratioLine, table } from './lib/report.mjs';
+import { nodeSummary, runNodeScenario } from './scenario-node.mjs';
 
 /** @typedef {import('./lib/options.mjs').BenchOptions} BenchOptions */
 /** @typedef {import('./lib/options.mjs').Target} Target */
@@ -126,6 +127,10 @@ async function main() {
   if (!existsSync(here('../dist/index.js'))) {
     process.stderr.write('bench: dist/ is missing: run `npm run build` first\n');
     return 2;
+  }
+  if (o.scenario === 'node') {
+    process.stdout.write(`\n${nodeSummary(await runNodeScenario(o))}\n`);
+    return 0;
   }
   const { target, stop } = await startTarget(o);
   /** @type {Record<string, unknown>[]} */

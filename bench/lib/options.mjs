@@ -26,13 +26,20 @@
  * @property {boolean} baseline
  * @property {boolean} idle
  * @property {boolean} cpuProf
+ * @property {string | undefined} scenario  A whole-node scenario (bench/scenario-*.mjs) instead of one handler.
  */
 
 const HANDLERS = ['http', 'tcp', 'grpc', 'exec'];
 
+/** Scenarios and their defaults (kubelet defaults: period 10 s, timeout 1 s). */
+const SCENARIOS = {
+  node: { periodS: 10, timeoutS: 1, durationS: 300 },
+};
+
 export const USAGE = `usage: npm run bench -- [--handler http|tcp|grpc|exec] [--workers N] [--period S]
        [--duration S] [--warmup S] [--timeout S] [--containers-per-pod K]
-       [--target URL|HOST:PORT] [--baseline] [--idle] [--cpu-prof]`;
+       [--target URL|HOST:PORT] [--baseline] [--idle] [--cpu-prof]
+       npm run bench -- --scenario node [--duration S]`;
 
 /**
  * @param {readonly string[]} argv  Arguments after the script name.
@@ -50,7 +57,7 @@ export function parseOptions(argv) {
       flags.add(name);
       continue;
     }
-    if (!['--handler', '--workers', '--period', '--duration', '--warmup', '--timeout', '--containers-per-pod', '--target'].includes(name)) {
+    if (!['--handler', '--workers', '--period', '--duration', '--warmup', '--timeout', '--containers-per-pod', '--target', '--scenario'].includes(name)) {
       throw new Error(`unknown option ${JSON.stringify(arg)}`);
     }
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
@@ -60,20 +67,24 @@ export function parseOptions(argv) {
   const handler = values.get('--handler') ?? 'http';
   if (!HANDLERS.includes(handler)) throw new Error(`--handler must be one of ${HANDLERS.join(', ')}`);
   const idle = flags.has('--idle');
-  const periodS = positive(values, '--period', idle ? 3600 : 1);
+  const scenario = values.get('--scenario');
+  if (scenario !== undefined && !(scenario in SCENARIOS)) throw new Error(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}`);
+  const defaults = scenario === undefined ? undefined : SCENARIOS[/** @type {keyof typeof SCENARIOS} */ (scenario)];
+  const periodS = positive(values, '--period', defaults?.periodS ?? (idle ? 3600 : 1));
   const options = {
     handler: /** @type {Handler} */ (handler),
     workers: Math.trunc(positive(values, '--workers', 1000)),
     periodS,
-    durationS: positive(values, '--duration', idle ? 5 : 10),
+    durationS: positive(values, '--duration', defaults?.durationS ?? (idle ? 5 : 10)),
     // Idle runs have no warm-up: nothing probes.
     warmupS: idle ? 0 : positive(values, '--warmup', periodS, true),
-    timeoutS: positive(values, '--timeout', 1),
+    timeoutS: positive(values, '--timeout', defaults?.timeoutS ?? 1),
     containersPerPod: Math.trunc(positive(values, '--containers-per-pod', 1)),
     target: values.get('--target'),
     baseline: flags.has('--baseline'),
     idle,
     cpuProf: flags.has('--cpu-prof'),
+    scenario,
   };
   if (options.target !== undefined && handler === 'exec') throw new Error('--target makes no sense for exec');
   if (options.target !== undefined) parseTarget(handler, options.target); // fail early
