@@ -9,7 +9,7 @@
  */
 import { commandTimedOut } from '../util/exec-timeout.js';
 import type { Clock } from '../util/clock.js';
-import { DEFAULT_MAX_OUTPUT_BYTES, spawnGroup, type ProcessGroup, type SpawnGroupOptions } from '../util/process.js';
+import { DEFAULT_MAX_OUTPUT_BYTES, endedByTimeout, spawnGroup, type ProcessGroup, type SpawnGroupOptions } from '../util/process.js';
 import type { ExecResult } from './types.js';
 
 export interface ExecContext {
@@ -51,7 +51,7 @@ export async function execInContainer(context: ExecContext, cmd: readonly string
   }, timeoutMs);
   const exit = await group.exited.finally(() => context.clock.clearTimeout(timer));
   const output = Buffer.concat([exit.stdout, exit.stderr]).subarray(0, DEFAULT_MAX_OUTPUT_BYTES).toString('utf8');
-  if (timedOut) {
+  if (endedByTimeout(timedOut, exit)) {
     throw commandTimedOut(cmd, timeoutMs, output);
   }
   return { output, exitCode: exit.exitCode };

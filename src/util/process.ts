@@ -116,10 +116,21 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
         }, options.timeoutMs);
   try {
     const exit = await group.exited;
-    return { ...exit, timedOut };
+    return { ...exit, timedOut: endedByTimeout(timedOut, exit) };
   } finally {
     if (timer !== undefined) clock.clearTimeout(timer);
   }
+}
+
+/**
+ * Whether a run whose timeout fired (`fired`) was really ended by it: only if the leader
+ * died of the SIGKILL sent then. When the machine (or the spawner) is busy, a leader may
+ * have exited in time and its exit not been seen yet when the timer fired; killing a zombie
+ * changes nothing, so it keeps its own exit status and is not a timeout. A probe must never
+ * fail because probelet was slow to notice it succeeded.
+ */
+export function endedByTimeout(fired: boolean, exit: ProcessExit): boolean {
+  return fired && exit.signal === 'SIGKILL';
 }
 
 /**
