@@ -11,6 +11,7 @@
  * - `{ t: 'run', id, argv, env?, cwd?, max }` → `{ t: 'started', id, pid }` then
  *   `{ t: 'exit', id, code, signal, out, err }` (base64), or `{ t: 'error', id, message, code }`.
  * - `{ t: 'kill', id, signal }`: the tree of run `id`, if it still runs.
+ * - `{ t: 'ready' }` is sent once, when the spawner has started.
  * When stdin ends (the engine closed it or died), every tree still running is killed and
  * the spawner exits once they are gone: it never outlives its engine.
  */
@@ -86,3 +87,4 @@ process.on('SIGTERM', () => void end());
 process.on('SIGINT', () => undefined);
 // A reply the engine can no longer read: it is gone, so is everything we started.
 process.stdout.on('error', () => void end());
+send({ t: 'ready' });

@@ -13,6 +13,8 @@ export type SpawnerRequest =
   | { t: 'kill'; id: number; signal: NodeJS.Signals };
 
 export type SpawnerReply =
+  /** Sent once at start-up: from now on the spawner serves requests without delay. */
+  | { t: 'ready' }
   | { t: 'started'; id: number; pid: number }
   | { t: 'error'; id: number; message: string; code: string }
   | {

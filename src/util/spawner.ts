@@ -20,7 +20,9 @@
  * (found through /proc like any tree) and reported as killed (137); commands not started
  * yet go to a new spawner. After {@link MAX_DEATHS} deaths within {@link DEATH_WINDOW_MS}
  * (or if it cannot be started at all) commands are spawned directly from this process.
- * Commands that stream output (`onOutput`, container logs) are always spawned directly.
+ * Commands that stream output (`onOutput`, container logs) are always spawned directly, and so
+ * are those asked for while the spawner is still starting (≈ 0.1 s; seconds on a loaded
+ * machine), so that the first probes of a kubelet are not delayed by it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -43,6 +45,11 @@ import type { SpawnerReply, SpawnerRequest } from './spawner-protocol.js';
 export interface Spawner {
   /** Same contract as process.ts's `spawnGroup`. */
   spawnGroup(options: SpawnGroupOptions): Promise<ProcessGroup>;
+  /**
+   * Starts the spawner process if need be; true once it serves commands, false when commands
+   * are spawned directly (closed, or the spawner kept dying).
+   */
+  ready(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -65,6 +72,9 @@ const EMPTY = Buffer.alloc(0);
 /** One spawner process at a time, restarted when it dies; see the file comment. */
 class HelperSpawner implements Spawner {
   private child: ChildProcess | undefined;
+  /** The current child said it is ready. */
+  private ready_ = false;
+  private readonly readyWaiters: Array<(ready: boolean) => void> = [];
   private readonly runs = new Map<number, Run>();
   private nextId = 1;
   private deaths: number[] = [];
@@ -79,9 +89,21 @@ class HelperSpawner implements Spawner {
     });
   }
 
+  ready(): Promise<boolean> {
+    if (this.direct || this.closing) return Promise.resolve(false);
+    if (this.ready_) return Promise.resolve(true);
+    if (this.child === undefined) this.start();
+    return new Promise<boolean>((resolve) => this.readyWaiters.push(resolve));
+  }
+
   close(): Promise<void> {
     this.closing ??= this.stop();
+    this.wakeWaiters(false);
     return this.closing;
+  }
+
+  private wakeWaiters(ready: boolean): void {
+    for (const resolve of this.readyWaiters.splice(0)) resolve(ready);
   }
 
   private async stop(): Promise<void> {
@@ -100,6 +122,10 @@ class HelperSpawner implements Spawner {
       return;
     }
     const child = this.child ?? this.start();
+    if (!this.ready_) {
+      spawnDirect(run.options).then(run.resolve, run.reject);
+      return;
+    }
     const id = this.nextId++;
     this.runs.set(id, run);
     refAll(child, true);
@@ -124,6 +150,7 @@ class HelperSpawner implements Spawner {
       windowsHide: true,
     });
     this.child = child;
+    this.ready_ = false;
     child.on('error', () => this.died(child));
     child.once('exit', () => this.died(child));
     child.stdin?.on('error', () => undefined); // a dead spawner: handled on 'exit'
@@ -137,6 +164,11 @@ class HelperSpawner implements Spawner {
     try {
       reply = JSON.parse(line) as SpawnerReply;
     } catch {
+      return;
+    }
+    if (reply.t === 'ready') {
+      this.ready_ = true;
+      this.wakeWaiters(true);
       return;
     }
     const run = this.runs.get(reply.id);
@@ -192,6 +224,7 @@ class HelperSpawner implements Spawner {
   private died(child: ChildProcess): void {
     if (this.child !== child) return;
     this.child = undefined;
+    this.ready_ = false;
     const now = realClock.now();
     this.deaths = [...this.deaths.filter((t) => now - t < DEATH_WINDOW_MS), now];
     if (this.deaths.length >= MAX_DEATHS) this.direct = true;
@@ -207,6 +240,10 @@ class HelperSpawner implements Spawner {
       run.running = false;
       run.finish?.({ exitCode: 137, signal: 'SIGKILL', stdout: EMPTY, stderr: EMPTY });
     }
+    // Someone waits for a spawner: start the next one (or give up, when direct).
+    if (this.readyWaiters.length === 0) return;
+    if (this.direct || this.closing) this.wakeWaiters(false);
+    else this.start();
   }
 }
 
@@ -264,6 +301,7 @@ export function openSpawner(): Spawner {
   return {
     spawnGroup: (options) =>
       open ? core.spawnGroup(options) : Promise.reject(spawnError('exec: spawner is closed', 'ECANCELED')),
+    ready: () => (open ? core.ready() : Promise.resolve(false)),
     async close() {
       if (!open) return;
       open = false;

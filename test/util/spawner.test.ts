@@ -13,10 +13,21 @@ import { spawnerPids } from '../helpers/spawner.js';
 
 const tagged = useProcessMarkers();
 
+/** SIGKILLs the one spawner process (never pid 0: that would be our own process group). */
+function killSpawner(): number {
+  const pids = spawnerPids();
+  expect(pids).toHaveLength(1);
+  const pid = pids[0] ?? -1;
+  if (pid > 1) process.kill(pid, 'SIGKILL');
+  return pid;
+}
+
 describe('spawner', () => {
   it('runs commands in one spawner process for every lease; the last close() stops it', async () => {
     const a = openSpawner();
     const b = openSpawner();
+    expect(spawnerPids()).toEqual([]); // started by the first command or ready()
+    expect(await a.ready()).toBe(true);
     const one = await runProcess({ argv: ['sh', '-c', 'echo $$; echo err >&2; exit 3'], spawn: a.spawnGroup });
     const two = await runProcess({ argv: ['sh', '-c', 'kill -TERM $$'], spawn: b.spawnGroup });
     expect(one).toMatchObject({ exitCode: 3, signal: null, timedOut: false });
@@ -31,11 +42,27 @@ describe('spawner', () => {
     await b.close();
     expect(spawnerPids()).toEqual([]);
     await expect(a.spawnGroup({ argv: ['true'] })).rejects.toThrow('exec: spawner is closed');
+    expect(await a.ready()).toBe(false);
+  });
+
+  it('while the spawner starts, commands are spawned directly: the first probes never wait for it', async () => {
+    const lease = openSpawner();
+    try {
+      const first = await runProcess({ argv: ['sh', '-c', 'echo $PPID'], spawn: lease.spawnGroup });
+      expect(Number(first.stdout.toString())).toBe(process.pid);
+      expect(spawnerPids()).toHaveLength(1); // started by that first command
+      expect(await lease.ready()).toBe(true);
+      const later = await runProcess({ argv: ['sh', '-c', 'echo $PPID'], spawn: lease.spawnGroup });
+      expect(Number(later.stdout.toString())).toBe(spawnerPids()[0]);
+    } finally {
+      await lease.close();
+    }
   });
 
   it('close() kills what still runs (137) and leaves nothing', async () => {
     const { marker, env } = tagged();
     const lease = openSpawner();
+    expect(await lease.ready()).toBe(true);
     const group = await lease.spawnGroup({ argv: ['sh', '-c', 'setsid sleep 300 & sleep 300 & wait'], env });
     expect(await eventually(() => aliveWithMarker(marker).length === 3)).toBe(true);
     const [spawner] = spawnerPids();
@@ -50,6 +77,7 @@ describe('spawner', () => {
     const clock = new FakeClock();
     const lease = openSpawner();
     try {
+      expect(await lease.ready()).toBe(true);
       const run = runProcess({ argv: ['sleep', '300'], env, clock, timeoutMs: 1000, spawn: lease.spawnGroup });
       expect(await eventually(() => aliveWithMarker(marker).length === 1)).toBe(true);
       await clock.advance(999);
@@ -66,15 +94,16 @@ describe('spawner', () => {
     const { marker, env } = tagged();
     const lease = openSpawner();
     try {
+      expect(await lease.ready()).toBe(true);
       const group = await lease.spawnGroup({ argv: ['sh', '-c', 'setsid sleep 300 & sleep 300 & wait'], env });
       expect(await eventually(() => aliveWithMarker(marker).length === 3)).toBe(true);
-      const [first] = spawnerPids();
-      process.kill(first ?? 0, 'SIGKILL');
+      const first = killSpawner();
       expect(await group.exited).toMatchObject({ exitCode: 137, signal: 'SIGKILL' });
       expect(await eventually(() => aliveWithMarker(marker).length === 0)).toBe(true);
-      const next = await runProcess({ argv: ['sh', '-c', 'echo again'], spawn: lease.spawnGroup });
-      expect(next.stdout.toString()).toBe('again\n');
+      expect(await lease.ready()).toBe(true); // a new spawner
+      const next = await runProcess({ argv: ['sh', '-c', 'echo $PPID'], spawn: lease.spawnGroup });
       const [second] = spawnerPids();
+      expect(Number(next.stdout.toString())).toBe(second);
       expect(second).toBeDefined();
       expect(second).not.toBe(first);
     } finally {
@@ -83,14 +112,17 @@ describe('spawner', () => {
   });
 
   it(`after ${MAX_DEATHS} deaths in a row, commands are spawned directly, with the same results`, async () => {
+    const { env } = tagged();
     const lease = openSpawner();
     try {
       for (let i = 0; i < MAX_DEATHS; i++) {
-        await runProcess({ argv: ['true'], spawn: lease.spawnGroup });
-        const [pid] = spawnerPids();
-        process.kill(pid ?? 0, 'SIGKILL');
-        expect(await eventually(() => spawnerPids().length === 0)).toBe(true);
+        expect(await lease.ready()).toBe(true);
+        const group = await lease.spawnGroup({ argv: ['sleep', '300'], env });
+        killSpawner();
+        // Settles once the engine has seen the spawner die (and killed the command).
+        expect((await group.exited).exitCode).toBe(137);
       }
+      expect(await lease.ready()).toBe(false);
       const direct = await runProcess({ argv: ['sh', '-c', 'echo $PPID'], spawn: lease.spawnGroup });
       expect(Number(direct.stdout.toString().trim())).toBe(process.pid);
       expect(spawnerPids()).toEqual([]);
