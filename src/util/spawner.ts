@@ -92,7 +92,7 @@ class HelperSpawner implements Spawner {
   ready(): Promise<boolean> {
     if (this.direct || this.closing) return Promise.resolve(false);
     if (this.ready_) return Promise.resolve(true);
-    if (this.child === undefined) this.start();
+    refAll(this.child ?? this.start(), true);
     return new Promise<boolean>((resolve) => this.readyWaiters.push(resolve));
   }
 
@@ -104,6 +104,7 @@ class HelperSpawner implements Spawner {
 
   private wakeWaiters(ready: boolean): void {
     for (const resolve of this.readyWaiters.splice(0)) resolve(ready);
+    if (this.child !== undefined && this.runs.size === 0 && this.closing === undefined) refAll(this.child, false);
   }
 
   private async stop(): Promise<void> {
@@ -155,7 +156,8 @@ class HelperSpawner implements Spawner {
     child.once('exit', () => this.died(child));
     child.stdin?.on('error', () => undefined); // a dead spawner: handled on 'exit'
     if (child.stdout) createInterface({ input: child.stdout, crlfDelay: Infinity }).on('line', (line) => this.onReply(line));
-    child.unref();
+    // Idle (no command of ours in it, nobody waiting for it), it keeps no one alive.
+    refAll(child, false);
     return child;
   }
 
@@ -243,7 +245,7 @@ class HelperSpawner implements Spawner {
     // Someone waits for a spawner: start the next one (or give up, when direct).
     if (this.readyWaiters.length === 0) return;
     if (this.direct || this.closing) this.wakeWaiters(false);
-    else this.start();
+    else refAll(this.start(), true);
   }
 }
 
