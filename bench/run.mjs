@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { USAGE, parseOptions, parseTarget, scenarioOf } from './lib/options.mjs';
 import { ratioLine, table } from './lib/report.mjs';
 import { recorderCostReport, takeRecorderCostFlag } from './lib/recorder-cost.mjs';
+import { nodeSummary, runNodeScenario } from './scenario-node.mjs';
 
 /** @typedef {import('./lib/options.mjs').BenchOptions} BenchOptions */
 /** @typedef {import('./lib/options.mjs').Target} Target */
@@ -141,6 +142,10 @@ async function main() {
   if (!existsSync(here('../dist/index.js'))) {
     process.stderr.write('bench: dist/ is missing: run `npm run build` first\n');
     return 2;
+  }
+  if (o.scenario === 'node') {
+    process.stdout.write(`\n${nodeSummary(await runNodeScenario(o))}\n`);
+    return 0;
   }
   const { target, stop } = await startTarget(o);
   /** @type {Record<string, unknown>[]} */

@@ -4,7 +4,7 @@
  * TIME_WAIT sockets the probing side left behind.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { round } from './lateness.mjs';
 
@@ -21,19 +21,61 @@ function clockTicks() {
 }
 
 /**
- * CPU seconds of this process's *reaped* children (cutime + cstime, fields 16 and 17 of
- * /proc/self/stat): `process.cpuUsage()` and `resourceUsage()` leave them out, yet an exec
- * probe's cost is mostly the child. 0 where there is no /proc. Resolution: one tick (10 ms).
+ * CPU seconds of this process's children: the reaped ones (cutime + cstime, fields 16 and
+ * 17 of /proc/self/stat; `process.cpuUsage()` and `resourceUsage()` leave them out, yet an
+ * exec probe's cost is mostly the child) plus what the live ones used so far, themselves
+ * and their reaped children (a long-lived spawner process reaps the commands it starts, so
+ * their cost only reaches our cutime when it exits). A child live at the start and reaped
+ * before the end is counted once: its end total minus its start part. 0 where there is no
+ * /proc. Resolution: one tick (10 ms).
  */
 export function childrenCpuSeconds() {
-  try {
-    const text = readFileSync('/proc/self/stat', 'latin1');
-    // Fields after `comm` (which may hold spaces) start at field 3.
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[16 - 3]) + Number(fields[17 - 3])) / CLOCK_TICKS;
-  } catch {
-    return 0;
+  const reaped = statFields('self');
+  if (reaped === undefined) return 0;
+  let ticks = Number(reaped[16 - 3]) + Number(reaped[17 - 3]);
+  for (const pid of liveChildren()) {
+    const f = statFields(String(pid));
+    if (f !== undefined) ticks += Number(f[14 - 3]) + Number(f[15 - 3]) + Number(f[16 - 3]) + Number(f[17 - 3]);
   }
+  return ticks / CLOCK_TICKS;
+}
+
+/** Peak resident set of this process's live children (a spawner process), in MB. */
+export function childrenMaxRssMB() {
+  let kib = 0;
+  for (const pid of liveChildren()) {
+    try {
+      const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+      kib += Number(match?.[1] ?? 0);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return round(kib / 1024, 1);
+}
+
+/** Fields of /proc/<pid>/stat from field 3 (state) on; `comm` may hold spaces. */
+function statFields(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Pids of this process's live children (every thread's `children` list). */
+function liveChildren() {
+  const pids = new Set();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const text = readFileSync(`/proc/self/task/${tid}/children`, 'latin1').trim();
+      for (const pid of text.split(' ')) if (pid !== '') pids.add(Number(pid));
+    }
+  } catch {
+    // no /proc, or no children file: reaped children only
+  }
+  return pids;
 }
 
 /**
@@ -76,9 +118,12 @@ export class Window {
   }
 }
 
-/** Peak resident set of this process so far, in MB (`maxRSS` is in KiB). */
+/**
+ * Peak resident set of this process so far, plus that of its live children (a spawner
+ * process is part of the footprint), in MB (`maxRSS` is in KiB).
+ */
 export function maxRssMB() {
-  return round(process.resourceUsage().maxRSS / 1024, 1);
+  return round(process.resourceUsage().maxRSS / 1024 + childrenMaxRssMB(), 1);
 }
 
 /**

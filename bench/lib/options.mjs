@@ -26,20 +26,28 @@
  * @property {boolean} baseline
  * @property {boolean} idle
  * @property {boolean} cpuProf
+ * @property {string | undefined} scenario  A whole-node scenario (bench/scenario-*.mjs) instead of one handler.
  */
 
 const HANDLERS = ['http', 'tcp', 'grpc', 'exec'];
 
+/** Scenarios and their defaults (kubelet defaults: period 10 s, timeout 1 s). */
+const SCENARIOS = {
+  node: { periodS: 10, timeoutS: 1, durationS: 300 },
+};
+
 export const USAGE = `usage: npm run bench -- [--handler http|tcp|grpc|exec] [--workers N] [--period S]
        [--duration S] [--warmup S] [--timeout S] [--containers-per-pod K]
        [--target URL|HOST:PORT] [--baseline] [--idle] [--cpu-prof]
+       npm run bench -- --scenario node [--duration S]    (110 pods at kubelet defaults, HTTP/TCP/gRPC/exec mixed)
        npm run bench -- --scenario check [--objects N]   (probelet check over N workload objects)`;
 
-const SCENARIOS = ['check'];
+/** Scenarios that are benches of their own (bench/NAME.mjs, own process); the others are probe-worker loads (`SCENARIOS`). */
+const SEPARATE_SCENARIOS = ['check'];
 
 /**
- * The scenario asked for with `--scenario NAME` (a bench of its own, bench/NAME.mjs), or
- * undefined for the probe-worker bench.
+ * The scenario asked for with `--scenario NAME` when it is a bench of its own (bench/NAME.mjs),
+ * or undefined for the probe-worker bench (and its scenarios, such as `node`).
  * @param {readonly string[]} argv
  * @returns {string | undefined}
  */
@@ -48,7 +56,9 @@ export function scenarioOf(argv) {
   if (at < 0) return undefined;
   const arg = argv[at] ?? '';
   const name = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[at + 1];
-  if (name === undefined || !SCENARIOS.includes(name)) throw new Error(`--scenario must be one of ${SCENARIOS.join(', ')}`);
+  if (name !== undefined && name in SCENARIOS) return undefined;
+  const all = [...Object.keys(SCENARIOS), ...SEPARATE_SCENARIOS];
+  if (name === undefined || !SEPARATE_SCENARIOS.includes(name)) throw new Error(`--scenario must be one of ${all.join(', ')}`);
   return name;
 }
 
@@ -68,7 +78,7 @@ export function parseOptions(argv) {
       flags.add(name);
       continue;
     }
-    if (!['--handler', '--workers', '--period', '--duration', '--warmup', '--timeout', '--containers-per-pod', '--target'].includes(name)) {
+    if (!['--handler', '--workers', '--period', '--duration', '--warmup', '--timeout', '--containers-per-pod', '--target', '--scenario'].includes(name)) {
       throw new Error(`unknown option ${JSON.stringify(arg)}`);
     }
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
@@ -78,20 +88,24 @@ export function parseOptions(argv) {
   const handler = values.get('--handler') ?? 'http';
   if (!HANDLERS.includes(handler)) throw new Error(`--handler must be one of ${HANDLERS.join(', ')}`);
   const idle = flags.has('--idle');
-  const periodS = positive(values, '--period', idle ? 3600 : 1);
+  const scenario = values.get('--scenario');
+  if (scenario !== undefined && !(scenario in SCENARIOS)) throw new Error(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}`);
+  const defaults = scenario === undefined ? undefined : SCENARIOS[/** @type {keyof typeof SCENARIOS} */ (scenario)];
+  const periodS = positive(values, '--period', defaults?.periodS ?? (idle ? 3600 : 1));
   const options = {
     handler: /** @type {Handler} */ (handler),
     workers: Math.trunc(positive(values, '--workers', 1000)),
     periodS,
-    durationS: positive(values, '--duration', idle ? 5 : 10),
+    durationS: positive(values, '--duration', defaults?.durationS ?? (idle ? 5 : 10)),
     // Idle runs have no warm-up: nothing probes.
     warmupS: idle ? 0 : positive(values, '--warmup', periodS, true),
-    timeoutS: positive(values, '--timeout', 1),
+    timeoutS: positive(values, '--timeout', defaults?.timeoutS ?? 1),
     containersPerPod: Math.trunc(positive(values, '--containers-per-pod', 1)),
     target: values.get('--target'),
     baseline: flags.has('--baseline'),
     idle,
     cpuProf: flags.has('--cpu-prof'),
+    scenario,
   };
   if (options.target !== undefined && handler === 'exec') throw new Error('--target makes no sense for exec');
   if (options.target !== undefined) parseTarget(handler, options.target); // fail early

@@ -32,7 +32,9 @@ export function handlerSpec(handler, target) {
  * @typedef {object} PodsOptions
  * @property {number} workers
  * @property {number} containersPerPod
- * @property {Record<string, unknown>} handler  From {@link handlerSpec}.
+ * @property {Record<string, unknown> | ((pod: number) => Record<string, unknown>)} handler  From
+ *   {@link handlerSpec}, or one per pod index.
+ * @property {boolean} [liveness]  Also a liveness probe like the readiness one (kubelet defaults otherwise).
  * @property {number} periodS
  * @property {number} timeoutS
  * @property {string} podIP
@@ -49,19 +51,22 @@ export function buildPods(o) {
     const count = Math.min(o.containersPerPod, o.workers - first);
     const uid = `bench-uid-${p}`;
     const names = Array.from({ length: count }, (_, i) => `c${i}`);
+    const handler = typeof o.handler === 'function' ? o.handler(p) : o.handler;
+    const probe = {
+      ...handler,
+      periodSeconds: o.periodS,
+      timeoutSeconds: o.timeoutS,
+      successThreshold: 1,
+      failureThreshold: 3,
+    };
     const pod = {
       metadata: { name: `bench-${p}`, namespace: 'bench', uid },
       spec: {
         containers: names.map((name) => ({
           name,
           image: 'bench',
-          readinessProbe: {
-            ...o.handler,
-            periodSeconds: o.periodS,
-            timeoutSeconds: o.timeoutS,
-            successThreshold: 1,
-            failureThreshold: 3,
-          },
+          readinessProbe: probe,
+          ...(o.liveness ? { livenessProbe: probe } : {}),
         })),
       },
     };

@@ -17,11 +17,8 @@ import { waitUntil } from './wait.mjs';
  * @param {LatenessRecorder} recorder
  * @returns {Promise<Load>}
  */
-export async function probeletLoad(o, target, recorder) {
-  const lib = await import('../../dist/index.js');
-  const statusManager = new lib.StatusManager();
-  const uids = [];
-  for (const { pod, status } of buildPods({
+export function probeletLoad(o, target, recorder) {
+  const pods = buildPods({
     workers: o.workers,
     containersPerPod: o.containersPerPod,
     handler: handlerSpec(o.handler, target),
@@ -30,7 +27,23 @@ export async function probeletLoad(o, target, recorder) {
     podIP: target.host,
     // Idle: readiness workers wait for a container that never starts, so no probe runs.
     started: !o.idle,
-  })) {
+  });
+  return managerLoad(pods, o.idle, recorder, /** @type {{ flightRecorder?: boolean }} */ (o).flightRecorder !== false);
+}
+
+/**
+ * The real ProbeManager over the given pods (see the file comment).
+ * @param {ReturnType<typeof buildPods>} entries  pods and the status a kubelet would have for them
+ * @param {boolean} idle  a kubelet that started long ago (workers settle on their tickers at once)
+ * @param {LatenessRecorder} recorder
+ * @param {boolean} [flightRecorder]  false: without the flight recorder (`--recorder-cost` runs both)
+ * @returns {Promise<Load>}
+ */
+export async function managerLoad(entries, idle, recorder, flightRecorder = true) {
+  const lib = await import('../../dist/index.js');
+  const statusManager = new lib.StatusManager();
+  const uids = [];
+  for (const { pod, status } of entries) {
     statusManager.setPodStatus(pod, status);
     uids.push(pod.metadata?.uid ?? '');
   }
@@ -42,8 +55,10 @@ export async function probeletLoad(o, target, recorder) {
   /** @type {import('../../dist/prober/context.js').ProbeFunction} */
   const prober = {
     async probe(probeType, pod, status, container, containerID, note) {
-      let slot = slots.get(containerID);
-      if (slot === undefined) slots.set(containerID, (slot = recorder.slot()));
+      // One schedule per worker: a container may have a liveness and a readiness worker.
+      const key = `${probeType}/${containerID}`;
+      let slot = slots.get(key);
+      if (slot === undefined) slots.set(key, (slot = recorder.slot()));
       const counted = recorder.begin(slot);
       let ok = false;
       try {
@@ -65,10 +80,10 @@ export async function probeletLoad(o, target, recorder) {
     prober,
     // Busy: a kubelet that just started, so start-up jitter spreads the workers over a
     // period. Idle: one that started long ago, so workers settle on their tickers at once.
-    startTime: o.idle ? 0 : Date.now(),
+    startTime: idle ? 0 : Date.now(),
     random: Math.random,
     // `npm run bench -- --recorder-cost` runs once without the flight recorder.
-    ...(/** @type {{ flightRecorder?: boolean }} */ (o).flightRecorder === false ? { flightRecorder: false } : {}),
+    ...(flightRecorder ? {} : { flightRecorder: false }),
   });
   // The pod objects the status manager keeps (frozen copies), as a kubelet would pass them.
   const pods = uids.map((uid) => statusManager.getPod(uid)).filter((pod) => pod !== undefined);
@@ -80,6 +95,7 @@ export async function probeletLoad(o, target, recorder) {
     async remove() {
       for (const pod of pods) manager.removePod(pod);
       await waitUntil(() => manager.workerCount() === 0 && recorder.inFlight === 0, 30_000);
+      await runner.close();
     },
     workerCount: () => manager.workerCount(),
   };

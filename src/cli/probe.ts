@@ -108,6 +108,8 @@ async function runProbeCommand(command: string[], flags: ProbeFlags, io: CliIO):
   const runner = new LocalCommandRunner({
     env: { ...stringEnv(process.env), ...staticEnv(target.container) },
     cwd: target.container.workingDir,
+    // One command, then exit: forking from here is cheaper than starting a spawner.
+    spawner: false,
   });
   const prober = new Prober({ runner });
   const status: PodStatus = { podIP: target.podIP, phase: 'Running' };

@@ -3,7 +3,7 @@
  * fresh plaintext channel. Every problem is a probe *failure* with the kubelet's wording,
  * never an error, to mimic the grpc_health_probe tool the feature replaced.
  */
-import type { Socket } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import { Client, Metadata, credentials, status as GrpcStatus } from '@grpc/grpc-js';
 import type { ChannelCredentials, ChannelOptions, ServiceError } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
@@ -89,6 +89,19 @@ function socketTrackingInsecureCredentials(tracker: SocketTracker): ChannelCrede
     };
   };
   return tracking;
+}
+
+/**
+ * The channel's target. An IP address is named with grpc-js's `ipv4:`/`ipv6:` scheme: the
+ * default `dns:` resolver builds a c-ares resolver per channel even for a literal address
+ * (≈ 10 % of a probe's CPU in profiles), while the IP resolver only parses it. The
+ * `:authority` grpc-js sends is the same `host:port` either way.
+ */
+function channelTarget(host: string, port: number): string {
+  const family = isIP(host);
+  if (family === 4) return `ipv4:${joinHostPort(host, port)}`;
+  if (family === 6) return `ipv6:${joinHostPort(host, port)}`;
+  return joinHostPort(host === '' ? 'localhost' : host, port);
 }
 
 /** Go's `%q` for the plain ASCII strings printed here (addresses, enum names). */
@@ -190,7 +203,7 @@ export async function probeGrpc(
   let client: Client;
   try {
     client = new Client(
-      joinHostPort(host === '' ? 'localhost' : host, port),
+      channelTarget(host, port),
       socketTrackingInsecureCredentials(tracker),
       CHANNEL_OPTIONS,
     );

@@ -4,7 +4,7 @@
  * verdict on the final response. The wire exchange itself is in `http-transport.ts`.
  */
 import type { IncomingMessage } from 'node:http';
-import { realClock } from '../util/clock.js';
+import { afterPendingIO, realClock } from '../util/clock.js';
 import { MAX_HTTP_REDIRECTS } from './constants.js';
 import type { HttpProbeRequest } from './http-request.js';
 import { prepareHop, readBody, send, type Connection, type Deadline, type Hop, type PreparedHop } from './http-transport.js';
@@ -261,14 +261,15 @@ function firstValue(headers: ReadonlyArray<readonly [string, string]>, name: str
 function startDeadline(timeoutMs: number): Deadline & { stop(): void } {
   const listeners = new Set<() => void>();
   let expired = false;
-  const handle =
-    timeoutMs > 0
-      ? realClock.setTimeout(() => {
-          expired = true;
-          for (const fn of [...listeners]) fn();
-          listeners.clear();
-        }, timeoutMs)
-      : undefined;
+  let stopped = false;
+  const expire = (): void => {
+    if (stopped) return;
+    expired = true;
+    for (const fn of [...listeners]) fn();
+    listeners.clear();
+  };
+  // A reply already waiting when the timer fires (the loop was busy) still counts.
+  const handle = timeoutMs > 0 ? realClock.setTimeout(() => afterPendingIO(expire), timeoutMs) : undefined;
   return {
     get expired() {
       return expired;
@@ -282,6 +283,7 @@ function startDeadline(timeoutMs: number): Deadline & { stop(): void } {
       return () => listeners.delete(fn);
     },
     stop() {
+      stopped = true;
       if (handle !== undefined) realClock.clearTimeout(handle);
       listeners.clear();
     },

@@ -6,6 +6,7 @@
  */
 import { realClock, type Clock } from '../util/clock.js';
 import { runProcess } from '../util/process.js';
+import { openSpawner, type Spawner } from '../util/spawner.js';
 import { MAX_PROBE_OUTPUT_BYTES } from './constants.js';
 import { commandTimedOut } from '../util/exec-timeout.js';
 import type { CommandRunner } from './types.js';
@@ -28,10 +29,19 @@ export interface LocalCommandRunnerOptions extends LocalExecContext {
   resolve?: (containerID: string) => LocalExecContext | undefined;
   /** Clock for the timeout. Default: real time. */
   clock?: Clock;
+  /**
+   * Start commands through the process-wide spawner process (see util/spawner.ts), off
+   * this process's event loop. Default true; false forks from this process, which suits a
+   * one-shot CLI that runs a single command (starting a spawner costs more than it saves).
+   */
+  spawner?: boolean;
 }
 
 export class LocalCommandRunner implements CommandRunner {
   private readonly options: LocalCommandRunnerOptions;
+  /** Opened at the first command (a runner that never execs starts no process). */
+  private spawner: Spawner | undefined;
+  private closed = false;
 
   constructor(options: LocalCommandRunnerOptions = {}) {
     this.options = options;
@@ -50,6 +60,8 @@ export class LocalCommandRunner implements CommandRunner {
     timeoutMs: number,
   ): Promise<{ output: string; exitCode: number }> {
     const context = this.contextFor(containerID);
+    if (this.closed) throw Object.assign(new Error('exec: command runner is closed'), { output: '' });
+    if (this.options.spawner !== false) this.spawner ??= openSpawner();
     const run = await runProcess({
       argv: cmd,
       // No env: the child gets this process's environment as it is now (spawn reads
@@ -59,6 +71,8 @@ export class LocalCommandRunner implements CommandRunner {
       maxOutputBytes: MAX_PROBE_OUTPUT_BYTES,
       timeoutMs,
       clock: this.options.clock ?? realClock,
+      // Forked from a small spawner process, off this process's event loop (see spawner.ts).
+      spawn: this.spawner?.spawnGroup,
     }).catch((err: unknown) => {
       throw Object.assign(err instanceof Error ? err : new Error(String(err)), { output: '' });
     });
@@ -67,6 +81,15 @@ export class LocalCommandRunner implements CommandRunner {
       throw commandTimedOut(cmd, timeoutMs, output);
     }
     return { output, exitCode: run.exitCode };
+  }
+
+  /**
+   * Stops this runner: commands still running are killed, and the spawner process stops
+   * once no other runner or runtime of this process uses it. Later commands are refused.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.spawner?.close();
   }
 
   private contextFor(containerID: string): LocalExecContext {

@@ -4,7 +4,7 @@
  * the Go dialer's error text, never an error, because that is what users see in events.
  */
 import net from 'node:net';
-import { realClock } from '../util/clock.js';
+import { afterPendingIO, realClock } from '../util/clock.js';
 import { describeDialError, dialTimeoutText } from './net-errors.js';
 import type { HandlerObservation, ProbeOutcome } from './types.js';
 
@@ -45,12 +45,15 @@ export function probeTcp(host: string, port: number, timeoutMs: number, seen?: H
       resolve(outcome);
     };
 
-    const timer = realClock.setTimeout(() => {
+    // A connection already established when the timer fires (the loop was busy) still counts.
+    const timer = realClock.setTimeout(() => afterPendingIO(onTimeout), timeoutMs);
+    function onTimeout(): void {
+      if (settled) return;
       socket.destroy();
       finish(
         failure(resolvedHost === undefined ? `dial tcp: lookup ${host}: i/o timeout` : dialTimeoutText(resolvedHost, port)),
       );
-    }, timeoutMs);
+    }
 
     socket.on('lookup', (err: Error | null, address: string | undefined) => {
       if (!isLiteral && !err && address) resolvedHost = address;

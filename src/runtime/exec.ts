@@ -9,7 +9,7 @@
  */
 import { commandTimedOut } from '../util/exec-timeout.js';
 import type { Clock } from '../util/clock.js';
-import { DEFAULT_MAX_OUTPUT_BYTES, spawnGroup, type ProcessGroup } from '../util/process.js';
+import { DEFAULT_MAX_OUTPUT_BYTES, endedByTimeout, spawnGroup, type ProcessGroup, type SpawnGroupOptions } from '../util/process.js';
 import type { ExecResult } from './types.js';
 
 export interface ExecContext {
@@ -20,6 +20,8 @@ export interface ExecContext {
   clock: Clock;
   /** Sees the started process group, so the caller can kill it with its container. */
   onSpawn: (group: ProcessGroup) => void;
+  /** What starts the command: a spawner's spawnGroup (see util/spawner.ts), or process.ts's. */
+  spawn?: (options: SpawnGroupOptions) => Promise<ProcessGroup>;
 }
 
 /**
@@ -30,7 +32,7 @@ export interface ExecContext {
  * empty `output`) when the command could not be started.
  */
 export async function execInContainer(context: ExecContext, cmd: readonly string[], timeoutMs: number): Promise<ExecResult> {
-  const group = await spawnGroup({
+  const group = await (context.spawn ?? spawnGroup)({
     argv: cmd,
     env: context.env,
     cwd: context.cwd,
@@ -40,6 +42,7 @@ export async function execInContainer(context: ExecContext, cmd: readonly string
     throw Object.assign(err instanceof Error ? err : new Error(String(err)), { output: '' });
   });
   context.onSpawn(group);
+  // From here, not from the call: a busy machine delays the start, it must not eat the timeout.
   let timedOut = false;
   const timer = context.clock.setTimeout(() => {
     if (!group.running) return;
@@ -48,7 +51,7 @@ export async function execInContainer(context: ExecContext, cmd: readonly string
   }, timeoutMs);
   const exit = await group.exited.finally(() => context.clock.clearTimeout(timer));
   const output = Buffer.concat([exit.stdout, exit.stderr]).subarray(0, DEFAULT_MAX_OUTPUT_BYTES).toString('utf8');
-  if (timedOut) {
+  if (endedByTimeout(timedOut, exit)) {
     throw commandTimedOut(cmd, timeoutMs, output);
   }
   return { output, exitCode: exit.exitCode };

@@ -17,6 +17,7 @@ import { hostname as osHostname } from 'node:os';
 import type { Container, Pod } from '../api/types.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { spawnGroup, type ProcessExit, type ProcessGroup } from '../util/process.js';
+import { openSpawner, type Spawner } from '../util/spawner.js';
 import { baseEnvironment, expandCommandLine, podHostname, resolveContainerEnv } from './env.js';
 import { execInContainer } from './exec.js';
 import { containerFieldPath, runtimeInputError } from './input-error.js';
@@ -92,6 +93,8 @@ export class ProcessRuntime implements ContainerRuntime {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly execGroups = new Set<ProcessGroup>();
   private closing: Promise<void> | undefined;
+  /** Starts execs off this process's event loop; opened at the first exec. */
+  private spawner: Spawner | undefined;
 
   constructor(options: ProcessRuntimeOptions) {
     this.clock = options.clock ?? realClock;
@@ -164,7 +167,13 @@ export class ProcessRuntime implements ContainerRuntime {
       return Promise.reject(new Error(`container not running: container "${containerID}" is ${record.status.state}`));
     }
     const run = execInContainer(
-      { env: record.env, cwd: record.cwd, clock: this.clock, onSpawn: (group) => this.adoptExec(record, group) },
+      {
+        env: record.env,
+        cwd: record.cwd,
+        clock: this.clock,
+        onSpawn: (group) => this.adoptExec(record, group),
+        spawn: (this.spawner ??= openSpawner()).spawnGroup,
+      },
       cmd,
       timeoutMs,
     );
@@ -198,6 +207,7 @@ export class ProcessRuntime implements ContainerRuntime {
     await Promise.allSettled([...this.inFlight]);
     killAll();
     await Promise.all([...this.containers.values()].map((r) => r.done));
+    await this.spawner?.close();
   }
 
   private assertOpen(): void {

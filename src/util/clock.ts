@@ -17,6 +17,16 @@ export const realClock: Clock = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
+/**
+ * Runs `fn` once the I/O already waiting has been read. When the event loop was held up
+ * (a long GC, a starved CPU), a due timer runs *before* the poll phase that would read a
+ * reply which arrived in time, so a deadline decided right there fails a healthy target
+ * because probelet itself was slow. `setImmediate` runs right after that poll phase.
+ */
+export function afterPendingIO(fn: () => void): void {
+  setImmediate(fn);
+}
+
 interface FakeTimer {
   readonly id: number;
   readonly due: number;

@@ -19,6 +19,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
+import { getSystemErrorMap } from 'node:util';
 import { realClock, type Clock } from './clock.js';
 
 /** Default bytes kept of each stream when the caller does not say. */
@@ -78,8 +79,13 @@ export interface ProcessGroup {
 }
 
 export interface RunProcessOptions extends SpawnGroupOptions {
-  /** Kill the whole tree with SIGKILL after this long. Default: no timeout. */
+  /**
+   * Kill the whole tree with SIGKILL after this long, counted from when the command
+   * started (not from the call). Default: no timeout.
+   */
   timeoutMs?: number;
+  /** What starts the group: {@link spawnGroup} by default, or a spawner's (see spawner.ts). */
+  spawn?: (options: SpawnGroupOptions) => Promise<ProcessGroup>;
 }
 
 export interface ProcessResult extends ProcessExit {
@@ -98,7 +104,7 @@ export interface SpawnError extends Error {
  */
 export async function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
   const clock = options.clock ?? realClock;
-  const group = await spawnGroup(options);
+  const group = await (options.spawn ?? spawnGroup)(options);
   let timedOut = false;
   const timer =
     options.timeoutMs === undefined
@@ -110,10 +116,21 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
         }, options.timeoutMs);
   try {
     const exit = await group.exited;
-    return { ...exit, timedOut };
+    return { ...exit, timedOut: endedByTimeout(timedOut, exit) };
   } finally {
     if (timer !== undefined) clock.clearTimeout(timer);
   }
+}
+
+/**
+ * Whether a run whose timeout fired (`fired`) was really ended by it: only if the leader
+ * died of the SIGKILL sent then. When the machine (or the spawner) is busy, a leader may
+ * have exited in time and its exit not been seen yet when the timer fired; killing a zombie
+ * changes nothing, so it keeps its own exit status and is not a timeout. A probe must never
+ * fail because probelet was slow to notice it succeeded.
+ */
+export function endedByTimeout(fired: boolean, exit: ProcessExit): boolean {
+  return fired && exit.signal === 'SIGKILL';
 }
 
 /**
@@ -264,7 +281,10 @@ function describeSpawnError(err: unknown, file: string, cwd: string | undefined)
   }
   if (code === 'ENOENT') return spawnError(`fork/exec ${file}: no such file or directory`, code);
   if (code === 'EACCES') return spawnError(`fork/exec ${file}: permission denied`, code);
-  const message = err instanceof Error ? err.message : String(err);
+  // libuv's strerror texts are Go's (syscall.Errno) too: "argument list too long", ...
+  const errno = (err as NodeJS.ErrnoException | undefined)?.errno;
+  const known = errno === undefined ? undefined : getSystemErrorMap().get(errno)?.[1];
+  const message = known ?? (err instanceof Error ? err.message : String(err));
   return spawnError(`fork/exec ${file}: ${message}`, code);
 }
 

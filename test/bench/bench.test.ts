@@ -49,4 +49,20 @@ describe('npm run bench', () => {
     expect(runs[0]?.['timeWaitSockets']).toBe(0);
     expect(stdout).toMatch(/ratio probelet÷baseline: cpuMsPerProbe=/);
   }, 45_000);
+
+  it('--scenario node: 110 pods with liveness and readiness, mixed handlers, no false failure', async () => {
+    const args = ['--scenario', 'node', '--period', '1', '--warmup', '1', '--duration', '2'];
+    const { stdout } = await promisify(execFile)(process.execPath, [RUN, ...args], { timeout: 50_000 });
+    const line = stdout.split('\n').find((l) => l.startsWith('{'));
+    const run = JSON.parse(line ?? '{}') as Record<string, unknown>;
+    expect(run).toMatchObject({ scenario: 'node', pods: 110, workers: 220, handler: 'mixed', failed: 0 });
+    expect(run['probes']).toBeGreaterThan(220);
+    expect(typeof run['cpuPercent']).toBe('number');
+    expect(stdout).toMatch(/^node: 110 pods, 220 probe workers .* false failures 0 of \d+/m);
+  }, 55_000);
+
+  it('refuses an unknown scenario with exit 2', async () => {
+    const failed = await promisify(execFile)(process.execPath, [RUN, '--scenario', 'moon']).catch((err: unknown) => err);
+    expect(failed).toMatchObject({ code: 2, stderr: expect.stringContaining('--scenario must be one of node') as unknown });
+  });
 });

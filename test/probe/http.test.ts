@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import type http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { MAX_PROBE_OUTPUT_BYTES, PROBE_USER_AGENT } from '../../src/probe/constants.js';
@@ -377,5 +379,30 @@ describe('probeHttp — transport errors', () => {
     const outcome = await probeHttp({ url: 'http://h:port/', headers: [] }, 1000);
     expect(outcome.result).toBe('unknown');
     expect(outcome.error?.message).toBe('parse "http://h:port/": invalid port ":port" after host');
+  });
+});
+
+describe('probeHttp on a busy engine', () => {
+  it('a reply that arrived in time counts even when the event loop was held up past the timeout', async () => {
+    // The server runs in another process, so it answers while this one is busy.
+    const server = spawn(process.execPath, [
+      '-e',
+      "require('http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log(this.address().port) })",
+    ]);
+    try {
+      const [line] = (await once(server.stdout, 'data')) as [Buffer];
+      const probe = probeHttp(req(`http://127.0.0.1:${Number(line.toString())}/`), 300);
+      await new Promise((resolve) => setTimeout(resolve, 20)); // connected, request written
+      await new Promise((resolve) => setImmediate(resolve)); // block from the check phase: timers come next
+      // The reply arrives while this process is busy (a GC, a starved CPU)...
+      const until = performance.now() + 600;
+      while (performance.now() < until) {
+        // busy
+      }
+      // ...so when the loop runs again the deadline is due and the reply is there: success.
+      expect(await probe).toEqual({ result: 'success', output: 'ok' });
+    } finally {
+      server.kill('SIGKILL');
+    }
   });
 });

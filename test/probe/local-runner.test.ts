@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_PROBE_OUTPUT_BYTES } from '../../src/probe/constants.js';
 import { ExecTimeoutError, probeExec } from '../../src/probe/exec.js';
 import { LocalCommandRunner } from '../../src/probe/local-runner.js';
+import { openSpawner } from '../../src/util/spawner.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { aliveWithMarker, eventually, useProcessMarkers } from '../helpers/processes.js';
 
@@ -49,6 +50,22 @@ describe('LocalCommandRunner', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('starts commands in the spawner process by default, from this process with spawner: false', async () => {
+    const viaSpawner = new LocalCommandRunner();
+    const direct = new LocalCommandRunner({ spawner: false });
+    await viaSpawner.runInContainer('c', ['true'], 5000); // opens its spawner
+    const lease = openSpawner(); // the same (one per process): wait until it serves commands
+    expect(await lease.ready()).toBe(true);
+    await lease.close();
+    const parent = async (runner: LocalCommandRunner): Promise<number> =>
+      Number((await runner.runInContainer('c', ['sh', '-c', 'echo $PPID'], 5000)).output);
+    expect(await parent(viaSpawner)).not.toBe(process.pid);
+    expect(await parent(direct)).toBe(process.pid);
+    await viaSpawner.close();
+    await direct.close();
+    await expect(viaSpawner.runInContainer('c', ['true'], 5000)).rejects.toThrow('exec: command runner is closed');
   });
 
   it('inherits this process environment by default', async () => {

@@ -251,3 +251,39 @@ describe('spawnGroup', () => {
     expect(await eventually(() => aliveWithMarker(marker).length === 0, 1000)).toBe(true);
   });
 });
+
+describe('runProcess on a busy machine', () => {
+  it('a command that exited in time is not a timeout, even if its exit is seen after the timer fired', async () => {
+    const clock = new FakeClock();
+    let release: () => void = () => undefined;
+    // The spawn seam, reporting the (real) exit late, as a busy event loop or spawner would.
+    const slowToNotice = async (options: Parameters<typeof spawnGroup>[0]): Promise<ProcessGroup> => {
+      const group = await spawnGroup(options);
+      const seen = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let running = true;
+      const exited = Promise.all([group.exited, seen]).then(([exit]) => {
+        running = false;
+        return exit;
+      });
+      return {
+        pid: group.pid,
+        get running() {
+          return running;
+        },
+        exited,
+        kill: (signal) => group.kill(signal),
+        terminate: (graceMs) => group.terminate(graceMs),
+      };
+    };
+    const run = runProcess({ argv: ['sh', '-c', 'echo done; exit 3'], clock, timeoutMs: 1000, spawn: slowToNotice });
+    expect(await eventually(() => clock.pendingTimers() === 1)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the command is long gone
+    await clock.advance(1000); // the timer fires and kills what it believes still runs
+    release();
+    const result = await run;
+    expect(result).toMatchObject({ exitCode: 3, signal: null, timedOut: false });
+    expect(result.stdout.toString()).toBe('done\n');
+  });
+});
