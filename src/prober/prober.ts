@@ -15,20 +15,34 @@ import { probeTypeName, type EventRecorder, type ProbeType, type Result } from '
 export const MAX_PROBE_RETRIES = 3;
 
 /**
- * The four handlers the prober dispatches to. Replaceable as a unit-test seam (upstream's
- * prober tests swap in fake handlers the same way); production code never sets them.
+ * What is being probed, handed to every handler as its last argument. The real handlers
+ * ignore it (the request, address or command says everything the network needs); a
+ * replacement that answers for containers that do not exist — the simulator — needs to
+ * know whose probe of which kind it is answering.
+ */
+export interface ProbeTarget {
+  probeType: ProbeType;
+  pod: Pod;
+  container: Container;
+  containerID: string;
+}
+
+/**
+ * The four handlers the prober dispatches to. Replaceable as a seam: upstream's prober
+ * tests swap in fake handlers the same way, and `probelet simulate` answers from a
+ * behaviour script on virtual time; `probelet run` and `probe` never set them.
  */
 export interface ProbeHandlers {
-  exec: typeof probeExec;
-  http: typeof probeHttp;
-  tcp: typeof probeTcp;
-  grpc: typeof probeGrpc;
+  exec(runner: CommandRunner, containerID: string, command: string[], timeoutMs: number, target: ProbeTarget): Promise<ProbeOutcome>;
+  http(request: HttpProbeRequest, timeoutMs: number, target: ProbeTarget): Promise<ProbeOutcome>;
+  tcp(host: string, port: number, timeoutMs: number, target: ProbeTarget): Promise<ProbeOutcome>;
+  grpc(host: string, port: number, service: string, timeoutMs: number, target: ProbeTarget): Promise<ProbeOutcome>;
 }
 
 export interface ProberOptions {
   runner: CommandRunner;
   recorder?: EventRecorder;
-  /** Kept for the callers' convenience; handler timeouts are real-time deadlines regardless. */
+  /** Kept for the callers' convenience; the real handlers' timeouts are real-time deadlines regardless. */
   clock?: Clock;
   handlers?: Partial<ProbeHandlers>;
 }
@@ -50,7 +64,13 @@ export interface ProbeDetails extends ProbeVerdict {
   event?: ProbeEvent;
 }
 
-const defaultHandlers: ProbeHandlers = { exec: probeExec, http: probeHttp, tcp: probeTcp, grpc: probeGrpc };
+/** The real handlers; the target is dropped (probeHttp's third parameter is its options). */
+const defaultHandlers: ProbeHandlers = {
+  exec: (runner, containerID, command, timeoutMs) => probeExec(runner, containerID, command, timeoutMs),
+  http: (request, timeoutMs) => probeHttp(request, timeoutMs),
+  tcp: (host, port, timeoutMs) => probeTcp(host, port, timeoutMs),
+  grpc: (host, port, service, timeoutMs) => probeGrpc(host, port, service, timeoutMs),
+};
 
 /**
  * Runs one probe for a worker: picks the handler, retries errored attempts, maps the
@@ -136,7 +156,7 @@ export class Prober {
 
   /** One attempt, no retries and no events: builds the request and calls the handler. */
   async runProbe(
-    _probeType: ProbeType,
+    probeType: ProbeType,
     probeSpec: Probe,
     pod: Pod,
     status: PodStatus,
@@ -146,20 +166,21 @@ export class Prober {
     // Defaulting normally happened in the apiserver; a library caller may have skipped it.
     const timeoutMs = (probeSpec.timeoutSeconds || DEFAULT_PROBE_TIMEOUT_SECONDS) * 1000;
     const podIP = status.podIP ?? '';
+    const target: ProbeTarget = { probeType, pod, container, containerID };
     try {
       if (probeSpec.exec) {
         const command = expandCommandOnlyStatic(probeSpec.exec.command ?? [], container.env);
-        return await this.handlers.exec(this.runner, containerID, command, timeoutMs);
+        return await this.handlers.exec(this.runner, containerID, command, timeoutMs, target);
       }
       if (probeSpec.httpGet) {
-        return await this.handlers.http(this.httpRequestFor(probeSpec.httpGet, container, podIP), timeoutMs);
+        return await this.handlers.http(this.httpRequestFor(probeSpec.httpGet, container, podIP), timeoutMs, target);
       }
       if (probeSpec.tcpSocket) {
         const port = resolveContainerPort(probeSpec.tcpSocket.port, container);
-        return await this.handlers.tcp(probeSpec.tcpSocket.host || podIP, port, timeoutMs);
+        return await this.handlers.tcp(probeSpec.tcpSocket.host || podIP, port, timeoutMs, target);
       }
       if (probeSpec.grpc) {
-        return await this.handlers.grpc(podIP, probeSpec.grpc.port, probeSpec.grpc.service ?? '', timeoutMs);
+        return await this.handlers.grpc(podIP, probeSpec.grpc.port, probeSpec.grpc.service ?? '', timeoutMs, target);
       }
     } catch (err) {
       // Request building (e.g. an unresolvable named port) or a handler bug: the probe
@@ -186,7 +207,7 @@ export class Prober {
    * every probe, as it always did, since it might keep or change it.
    */
   private httpRequestFor(action: HTTPGetAction, container: Container, podIP: string): HttpProbeRequest {
-    if (this.handlers.http !== probeHttp) return newHttpProbeRequest(action, container, podIP);
+    if (this.handlers.http !== defaultHandlers.http) return newHttpProbeRequest(action, container, podIP);
     // The same steps, in the same order, as newHttpProbeRequest (so the same errors).
     const scheme = (action.scheme ?? '').toLowerCase() || 'http';
     const host = action.host || podIP;
