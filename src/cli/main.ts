@@ -3,6 +3,7 @@ import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { CliUsageError, type CliIO, processIO } from './io.js';
 import { registerProbeCommand } from './probe.js';
 import { registerRunCommand } from './run.js';
+import { registerSimulateCommand } from './simulate.js';
 
 export { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
@@ -18,6 +19,7 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
     });
   registerProbeCommand(program, io, setExit);
   registerRunCommand(program, io, setExit);
+  registerSimulateCommand(program, io, setExit);
   return program;
 }
 

@@ -57,6 +57,11 @@ export interface KubeletOptions {
   maxContainerRestartPeriodMs?: number;
   /** Test seam: the probe manager's prober (default: the real one over the runtime's exec). */
   prober?: ConstructorParameters<typeof ProbeManager>[0]['prober'];
+  /**
+   * What `addPods` admits (default: {@link admitForLocalRun}, which also wants a command per
+   * container). The simulator runs no process, so it admits pods without commands.
+   */
+  admit?: (pods: readonly Pod[]) => AdmitResult;
 }
 
 type Lifecycle = 'sync' | 'terminating' | 'terminated';
@@ -89,6 +94,7 @@ export class Kubelet {
   readonly startupResults = new ResultsManager();
   private readonly runtime: ContainerRuntime;
   private readonly random: () => number;
+  private readonly admit: (pods: readonly Pod[]) => AdmitResult;
   private readonly backOff: CrashLoopBackOff;
   private readonly pods = new Map<string, PodRecord>();
   private readonly unsubscribe: Array<() => void> = [];
@@ -101,6 +107,7 @@ export class Kubelet {
     this.runtime = options.runtime;
     this.clock = options.clock ?? realClock;
     this.random = options.random ?? realRandom;
+    this.admit = options.admit ?? admitForLocalRun;
     this.registry = options.registry ?? new Registry();
     this.recorder = options.recorder ?? createEventRecorder({ clock: this.clock });
     this.statusManager = new StatusManager({ clock: this.clock });
@@ -136,7 +143,7 @@ export class Kubelet {
 
   /** Admits pods (defaults, validation, a command per container) and runs the valid ones. */
   addPods(pods: readonly Pod[]): AdmitResult {
-    const admitted = admitForLocalRun(pods);
+    const admitted = this.admit(pods);
     for (const pod of admitted.pods) this.runPod(pod);
     return admitted;
   }

@@ -4,6 +4,7 @@
  * FakeClock and a seeded random source. Nothing here decides what the kubelet does; it
  * only records what it did, on virtual time.
  */
+import { admitPods } from '../api/admit.js';
 import type { Event, Pod } from '../api/types.js';
 import { createEventRecorder } from '../kubelet/events.js';
 import { Kubelet } from '../kubelet/kubelet.js';
@@ -90,6 +91,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     recorder,
     prober,
     kubeletRestart: options.kubeletRestart === true,
+    admit: admitPods,
   });
 
   const outcomes = new Map<string, PodOutcome>();
