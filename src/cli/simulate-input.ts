@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import yaml from 'js-yaml';
 import type { Pod } from '../api/types.js';
 import type { ProbeType } from '../prober/types.js';
-import { PROBE_KINDS, type Behaviours, type ContainerBehaviour } from '../simulate/behaviour.js';
+import { IGNORE_SIGTERM, PROBE_KINDS, type Behaviours, type ContainerBehaviour } from '../simulate/behaviour.js';
 import { parseScript, ScriptError, withFirstPhase, type Script } from '../simulate/script.js';
 import { parseDurationMs } from '../util/duration.js';
 import { CliUsageError } from './io.js';
@@ -58,7 +58,7 @@ export async function readBehaviours(flags: readonly string[], file: string | un
   for (const name of ignoreSigterm) {
     if (!names.includes(name)) throw new CliUsageError(`--behavior ${file ?? ''}: no container ${JSON.stringify(name)} in ${podList(pods)} (containers: ${names.join(', ')})`);
     const b = behaviours.get(name) ?? { probes: {} };
-    b.ignoreSigterm = true;
+    b.onSigterm = IGNORE_SIGTERM;
     behaviours.set(name, b);
   }
   return behaviours;

@@ -11,9 +11,23 @@ export interface ContainerBehaviour {
   script?: Script;
   /** Scripts for one probe kind only; the container's exit still follows `script`. */
   probes: Partial<Record<ProbeType, Script>>;
-  /** SIGTERM is ignored: a stop waits for the grace period, then SIGKILL (exit 137). */
-  ignoreSigterm?: boolean;
+  /** What SIGTERM does (default: the container exits at once, 143). */
+  onSigterm?: SigtermBehaviour;
 }
+
+/**
+ * A container that handles SIGTERM: it exits `exitAfterMs` later with `exitCode`
+ * (`Infinity`: it ignores SIGTERM and dies of the SIGKILL after the grace period, 137), and
+ * meanwhile its probes answer from `probes` (default: as before).
+ */
+export interface SigtermBehaviour {
+  exitAfterMs: number;
+  exitCode: number;
+  probes?: Script;
+}
+
+/** `sigterm: ignore` — PID 1 without a handler (a shell, `sleep`) ignores SIGTERM. */
+export const IGNORE_SIGTERM: SigtermBehaviour = { exitAfterMs: Infinity, exitCode: 0 };
 
 /** By container name, in every simulated pod. */
 export type Behaviours = ReadonlyMap<string, ContainerBehaviour>;

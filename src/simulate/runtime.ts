@@ -23,6 +23,10 @@ interface SimContainer {
   timer: unknown;
   /** Resolvers of stopContainer calls waiting for the exit. */
   waiters: Array<() => void>;
+  /** When SIGTERM arrived (clock ms), if it has. */
+  termAt?: number;
+  /** The SIGKILL at the end of the grace period. */
+  killTimer?: unknown;
 }
 
 export interface SimRuntimeOptions {
@@ -86,12 +90,21 @@ export class SimRuntime implements ContainerRuntime {
     const sim = this.containers.get(containerID);
     if (!sim || sim.status.state !== 'running') return Promise.resolve();
     const done = new Promise<void>((resolve) => sim.waiters.push(resolve));
-    if (this.behaviours.get(sim.status.name)?.ignoreSigterm) {
-      this.clock.clearTimeout(sim.timer);
-      sim.timer = this.clock.setTimeout(() => this.exit(sim, SIGKILL_EXIT), Math.max(0, gracePeriodMs));
-    } else {
+    const onSigterm = this.behaviours.get(sim.status.name)?.onSigterm;
+    if (!onSigterm) {
       this.exit(sim, SIGTERM_EXIT);
+      return done;
     }
+    if (sim.termAt === undefined) {
+      sim.termAt = this.clock.now();
+      if (Number.isFinite(onSigterm.exitAfterMs)) {
+        this.clock.clearTimeout(sim.timer);
+        sim.timer = this.clock.setTimeout(() => this.exit(sim, onSigterm.exitCode), onSigterm.exitAfterMs);
+      }
+    }
+    // A second stop (a shorter grace) may bring the SIGKILL forward, never push it back.
+    this.clock.clearTimeout(sim.killTimer);
+    sim.killTimer = this.clock.setTimeout(() => this.exit(sim, SIGKILL_EXIT), Math.max(0, gracePeriodMs));
     return done;
   }
 
@@ -141,6 +154,8 @@ export class SimRuntime implements ContainerRuntime {
     const sim = this.containers.get(containerID);
     if (!sim || sim.status.state !== 'running') return undefined;
     const name = sim.status.name;
+    const afterTerm = this.behaviours.get(name)?.onSigterm?.probes;
+    if (sim.termAt !== undefined && afterTerm) return phaseAt(afterTerm, this.clock.now() - sim.termAt).phase.state;
     const script = kind === undefined ? containerScript(this.behaviours, name) : probeScript(this.behaviours, name, kind);
     return phaseAt(script, this.clock.now() - (sim.status.startedAt ?? 0)).phase.state;
   }
@@ -163,7 +178,9 @@ export class SimRuntime implements ContainerRuntime {
   private exit(sim: SimContainer, exitCode: number): void {
     if (sim.status.state !== 'running') return;
     this.clock.clearTimeout(sim.timer);
+    this.clock.clearTimeout(sim.killTimer);
     sim.timer = undefined;
+    sim.killTimer = undefined;
     Object.assign(sim.status, {
       state: 'exited',
       finishedAt: this.clock.now(),

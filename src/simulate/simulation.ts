@@ -72,7 +72,23 @@ export interface SimulationResult {
 
 const KILL_MESSAGE = /failed (liveness|startup) probe/;
 
-export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
+/** A simulation in progress: the kubelet and its clock, for callers that act on it (tests delete pods). */
+export interface RunningSimulation {
+  readonly kubelet: Kubelet;
+  readonly clock: FakeClock;
+  readonly runtime: SimRuntime;
+  /** Virtual ms since the start. */
+  now(): number;
+  /** Moves virtual time on by `ms`, letting the kubelet do all it would meanwhile. */
+  advance(ms: number): Promise<void>;
+  /** What happened so far (outcomes are live objects, updated as time moves on). */
+  result(): SimulationResult;
+  /** Stops recording and winds the kubelet down out of sight; nothing stays on the clock. */
+  finish(): Promise<SimulationResult>;
+}
+
+/** Starts a simulation: the pods are added at virtual time 0; time moves only with `advance`. */
+export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): RunningSimulation {
   const clock = new FakeClock(SIMULATION_ORIGIN_MS, { settleTurns: 1 });
   const t = (): number => clock.now() - SIMULATION_ORIGIN_MS;
   const runtime = new SimRuntime({ clock, behaviours: options.behaviours });
@@ -143,14 +159,30 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   });
 
   kubelet.addPods(options.pods);
-  await clock.advance(options.forMs);
-  offPod();
-  offEvents();
-  const endMs = t();
+  const result = (): SimulationResult => ({ endMs: t(), pods: [...outcomes.values()], probes: counter.probes });
+  return {
+    kubelet,
+    clock,
+    runtime,
+    now: t,
+    advance: (ms) => clock.advance(ms),
+    result,
+    async finish() {
+      offPod();
+      offEvents();
+      const final = result();
+      // Wind down as `probelet run` does, out of sight: nothing may be left on the clock.
+      let closed = false;
+      void kubelet.close().then(() => (closed = true));
+      for (let waited = 0; !closed && waited < CLOSE_LIMIT_MS; waited += 1000) await clock.advance(1000);
+      return final;
+    },
+  };
+}
 
-  // Wind down as `probelet run` does, out of sight: nothing may be left on the clock.
-  let closed = false;
-  void kubelet.close().then(() => (closed = true));
-  for (let waited = 0; !closed && waited < CLOSE_LIMIT_MS; waited += 1000) await clock.advance(1000);
-  return { endMs, pods: [...outcomes.values()], probes: counter.probes };
+/** Runs the pods for `forMs` of virtual time and tells what happened. */
+export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
+  const running = startSimulation(options);
+  await running.advance(options.forMs);
+  return running.finish();
 }
