@@ -116,6 +116,17 @@ async function runOnce(impl, o, target) {
 }
 
 async function main() {
+  // `--scenario simulate`: the cost of `probelet simulate` on virtual time (bench/simulate.mjs).
+  const scenario = process.argv.indexOf('--scenario');
+  if (scenario >= 0) {
+    if (process.argv[scenario + 1] !== 'simulate') {
+      process.stderr.write(`bench: --scenario: the only scenario is "simulate"\n${USAGE}\n`);
+      return 2;
+    }
+    const child = spawn(process.execPath, [here('./simulate.mjs'), ...process.argv.slice(2).filter((_, i) => i !== scenario - 2 && i !== scenario - 1)], { stdio: 'inherit' });
+    const [code] = /** @type {[number | null]} */ (await new Promise((resolve) => child.once('exit', (...args) => resolve(args))));
+    return code ?? 1;
+  }
   let o;
   try {
     o = parseOptions(process.argv.slice(2));

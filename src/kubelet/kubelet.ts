@@ -255,8 +255,11 @@ export class Kubelet {
 
   // --- pod workers ------------------------------------------------------------------
 
-  private runPod(pod: Pod): void {
-    const uid = pod.metadata?.uid ?? '';
+  private runPod(admitted: Pod): void {
+    const uid = admitted.metadata?.uid ?? '';
+    // The status manager's frozen copy from here on: syncs hand it back without a new copy.
+    this.statusManager.addPod(admitted);
+    const pod = this.statusManager.getPod(uid) ?? admitted;
     const containers = new Map<string, ContainerRecord>();
     for (const c of pod.spec?.initContainers ?? []) {
       containers.set(c.name, { spec: c, kind: isRestartableInitContainer(c) ? 'sidecar' : 'init', restartCount: 0 });
@@ -275,7 +278,6 @@ export class Kubelet {
       timerDue: Infinity,
     };
     this.pods.set(uid, rec);
-    this.statusManager.addPod(pod);
     this.requestSync(rec);
   }
 

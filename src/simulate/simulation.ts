@@ -5,7 +5,7 @@
  * only records what it did, on virtual time.
  */
 import { admitPods } from '../api/admit.js';
-import type { Event, Pod } from '../api/types.js';
+import type { Event, Pod, PodStatus } from '../api/types.js';
 import { createEventRecorder } from '../kubelet/events.js';
 import { Kubelet } from '../kubelet/kubelet.js';
 import { Prober } from '../prober/prober.js';
@@ -89,7 +89,7 @@ export interface RunningSimulation {
 
 /** Starts a simulation: the pods are added at virtual time 0; time moves only with `advance`. */
 export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): RunningSimulation {
-  const clock = new FakeClock(SIMULATION_ORIGIN_MS, { settleTurns: 1 });
+  const clock = new FakeClock(SIMULATION_ORIGIN_MS, { settleTurns: 1, batchTies: true });
   const t = (): number => clock.now() - SIMULATION_ORIGIN_MS;
   const runtime = new SimRuntime({ clock, behaviours: options.behaviours });
   const recorder = createEventRecorder({ clock, host: SIMULATED_HOST });
@@ -121,14 +121,14 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): Runn
   }
   const containerOf = (uid: string, name: string): ContainerOutcome | undefined => outcomes.get(uid)?.containers.find((c) => c.name === name);
 
-  const offPod = kubelet.onPodStatus((pod) => {
+  /** Ready times, restarts and states, from every status the kubelet stores. */
+  const track = (uid: string, status: PodStatus): void => {
     const now = t();
-    const outcome = outcomes.get(pod.metadata?.uid ?? '');
+    const outcome = outcomes.get(uid);
     if (!outcome) return;
-    outcome.pod = pod;
-    const ready = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+    const ready = (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
     if (ready && outcome.readyAtMs === null) outcome.readyAtMs = now;
-    for (const s of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
+    for (const s of [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]) {
       const c = outcome.containers.find((x) => x.name === s.name);
       if (!c) continue;
       if (s.ready && c.readyAtMs === null) c.readyAtMs = now;
@@ -144,8 +144,17 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): Runn
         c.reason = s.state?.waiting?.reason ?? '';
       }
     }
-    options.onPod?.(pod, now);
-  });
+  };
+  const offStatus = kubelet.statusManager.subscribe(track);
+  // The API view of the pod (times serialized) is made only for a caller that prints it.
+  const onPod = options.onPod;
+  const offPod = onPod
+    ? kubelet.onPodStatus((pod) => {
+        const outcome = outcomes.get(pod.metadata?.uid ?? '');
+        if (outcome) outcome.pod = pod;
+        onPod(pod, t());
+      })
+    : () => undefined;
   const offEvents = recorder.subscribe((event) => {
     const now = t();
     const container = /\{(.*)\}$/.exec(event.involvedObject.fieldPath ?? '')?.[1];
@@ -168,6 +177,7 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): Runn
     advance: (ms) => clock.advance(ms),
     result,
     async finish() {
+      offStatus();
       offPod();
       offEvents();
       const final = result();
