@@ -74,6 +74,7 @@ export {
   Prober,
   type ProbeDetails,
   type ProbeHandlers,
+  type ProbeTarget,
   type ProberOptions,
   type ProbeVerdict,
 } from './prober/prober.js';
@@ -104,3 +105,20 @@ export { createProcessRuntime, type ProcessRuntimeOptions } from './runtime/proc
 // The read-only HTTP API
 export { startServer, type RunningServer, type ServerOptions } from './server/server.js';
 export type { KubeletView } from './server/view.js';
+
+// The simulator (`probelet simulate`): the real kubelet on virtual time
+export { IGNORE_SIGTERM, type Behaviours, type ContainerBehaviour, type SigtermBehaviour } from './simulate/behaviour.js';
+export { simulatedHandlers } from './simulate/handlers.js';
+export { admitForSimulation } from './simulate/pods.js';
+export { SimRuntime, type SimRuntimeOptions } from './simulate/runtime.js';
+export { formatScript, parseScript, ScriptError, type Phase, type PhaseState, type Script } from './simulate/script.js';
+export {
+  simulate,
+  startSimulation,
+  type ContainerOutcome,
+  type Kill,
+  type PodOutcome,
+  type RunningSimulation,
+  type SimulationOptions,
+  type SimulationResult,
+} from './simulate/simulation.js';

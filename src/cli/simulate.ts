@@ -211,17 +211,15 @@ function printSummary(result: SimulationResult, behaviours: Map<string, Containe
       const spec = [...(p.pod.spec?.initContainers ?? []), ...(p.pod.spec?.containers ?? [])].find((x) => x.name === c.name);
       const ready = c.readyAtMs === null ? 'never ready' : `ready at ${stamp(c.readyAtMs)}`;
       io.stdout(`  ${c.name}: ${ready}, ${c.restarts} restart${c.restarts === 1 ? '' : 's'}, now ${c.state}${c.reason ? ` (${c.reason})` : ''}\n`);
-      for (const restart of restartCauses(c, p)) io.stdout(`    ${restart}\n`);
+      for (const restart of restartCauses(c)) io.stdout(`    ${restart}\n`);
       if (spec) for (const kill of c.kills) io.stdout(`    ${explainKill(kill, spec, behaviours)}\n`);
     }
   }
 }
 
-/** Restarts that no probe caused: the script's own exits (`exit(N)`). */
-function restartCauses(c: PodOutcome['containers'][number], _p: PodOutcome): string[] {
-  const killed = c.kills.length;
-  const others = c.restarts - Math.min(killed, c.restarts);
-  return others > 0 ? [`${others} restart${others === 1 ? '' : 's'} after the container exited on its own (exit(N) in its script)`] : [];
+/** Exits that no kill caused (the script's `exit(N)`), each a restart unless the policy says no. */
+function restartCauses(c: PodOutcome['containers'][number]): string[] {
+  return c.exits.map((e) => `exited with code ${e.code} at ${stamp(e.tMs)} (exit(${e.code}) in its script)`);
 }
 
 // --- sweep ------------------------------------------------------------------------------

@@ -42,6 +42,8 @@ export class SimRuntime implements ContainerRuntime {
   private readonly sandboxes = new Map<string, string>();
   private readonly listeners = new Set<(event: ContainerEvent) => void>();
   private nextID = 1;
+  /** Told of every container the kubelet stops (so that exits it caused are told apart). */
+  onStop: ((containerID: string) => void) | undefined;
 
   constructor(options: SimRuntimeOptions) {
     this.clock = options.clock;
@@ -89,6 +91,7 @@ export class SimRuntime implements ContainerRuntime {
   stopContainer(containerID: string, gracePeriodMs: number): Promise<void> {
     const sim = this.containers.get(containerID);
     if (!sim || sim.status.state !== 'running') return Promise.resolve();
+    this.onStop?.(containerID);
     const done = new Promise<void>((resolve) => sim.waiters.push(resolve));
     const onSigterm = this.behaviours.get(sim.status.name)?.onSigterm;
     if (!onSigterm) {

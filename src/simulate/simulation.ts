@@ -55,6 +55,8 @@ export interface ContainerOutcome {
   reason: string;
   /** Every `Started` of this container (ms since the start). */
   starts: number[];
+  /** Every exit that no kill caused: the script's own `exit(N)`. */
+  exits: { tMs: number; code: number }[];
 }
 
 export interface PodOutcome {
@@ -116,7 +118,7 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): Runn
     outcomes.set(pod.metadata?.uid ?? '', {
       pod,
       readyAtMs: null,
-      containers: names.map((name) => ({ name, readyAtMs: null, restarts: 0, kills: [], state: 'waiting', reason: 'ContainerCreating', starts: [] })),
+      containers: names.map((name) => ({ name, readyAtMs: null, restarts: 0, kills: [], state: 'waiting', reason: 'ContainerCreating', starts: [], exits: [] })),
     });
   }
   const containerOf = (uid: string, name: string): ContainerOutcome | undefined => outcomes.get(uid)?.containers.find((c) => c.name === name);
@@ -146,6 +148,12 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): Runn
     }
   };
   const offStatus = kubelet.statusManager.subscribe(track);
+  const stopping = new Set<string>();
+  const offRuntime = runtime.subscribe((e) => {
+    if (e.type !== 'exited' || stopping.has(e.status.id)) return;
+    containerOf(e.status.podUID, e.status.name)?.exits.push({ tMs: t(), code: e.status.exitCode ?? 0 });
+  });
+  runtime.onStop = (id) => stopping.add(id);
   // The API view of the pod (times serialized) is made only for a caller that prints it.
   const onPod = options.onPod;
   const offPod = onPod
@@ -178,6 +186,7 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): Runn
     result,
     async finish() {
       offStatus();
+      offRuntime();
       offPod();
       offEvents();
       const final = result();
