@@ -53,10 +53,13 @@ export function explainKill(kill: Kill, container: Container, behaviours: Behavi
 }
 
 /**
- * A probe that starts at the container's start and probes every `periodS` fails for good at
- * its threshold-th failure, (threshold − 1) periods in; one of those probes must come at or
- * after `healthyMs`: threshold × period ≥ ⌈healthy / period⌉ × period + period.
+ * The startup budget (failureThreshold × period) a probe with no initial delay needs so that
+ * the container's first healthy answer at `healthyMs` comes in time. Its ticks run every
+ * `periodS` from the container's start; the one at 0 s finds no container status yet, so
+ * failures are counted at p, 2p, … and the kill follows failure `failureThreshold` at
+ * threshold × p: a tick at or after `healthyMs` must come by then,
+ * threshold × period ≥ ⌈healthy / period⌉ × period (the sweep tests check this).
  */
 export function neededStartupBudgetSeconds(healthyMs: number, periodS: number): number {
-  return Math.ceil(healthyMs / 1000 / periodS) * periodS + periodS;
+  return Math.max(periodS, Math.ceil(healthyMs / 1000 / periodS) * periodS);
 }

@@ -2,7 +2,7 @@
  * `probelet simulate` as users call it: output shapes, determinism, bad input (exit 2), and
  * `--sweep` thresholds against the startup budget formula.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -45,7 +45,7 @@ describe('probelet simulate', () => {
     expect(run.stdout).toContain('+30s     pod/api{api}  Normal  Killing');
     expect(run.stdout).toMatch(/^\+1m0s +api +0\/1 +CrashLoopBackOff/m);
     expect(run.stdout).toContain(
-      'killed at +30s: liveness still `down` 30s after the container started (script down:40s,up), liveness failed 3 × period 10s after initialDelay 0s; a startupProbe with failureThreshold × period ≥ 50s would let it start',
+      'killed at +30s: liveness still `down` 30s after the container started (script down:40s,up), liveness failed 3 × period 10s after initialDelay 0s; a startupProbe with failureThreshold × period ≥ 40s would let it start',
     );
     expect(run.stdout).toMatch(/api: never ready, 5 restarts, now /);
     expect(run.stdout.match(/killed at \+/g)).toHaveLength(5);
@@ -171,6 +171,26 @@ function tickAlignedBudgetSeconds(liveness: { initialDelaySeconds: number; failu
   const first = Math.max(p, Math.ceil(liveness.initialDelaySeconds / p) * p);
   return first + (liveness.failureThreshold - 1) * p;
 }
+
+describe('the advice of a kill explanation', () => {
+  it.each([
+    [4, 0, 40],
+    [3, 1, null],
+  ])('a startupProbe of %i × 10s for a 40 s start-up: %i kills, ready at %s', async (failureThreshold, kills, readyAt) => {
+    const file = manifest(
+      `advice-${failureThreshold}.yaml`,
+      readFileSync(DEPLOYMENT, 'utf8').replace(
+        '          livenessProbe:',
+        `          startupProbe:\n            httpGet: { path: /healthz, port: http }\n            periodSeconds: 10\n            failureThreshold: ${failureThreshold}\n          livenessProbe:`,
+      ),
+    );
+    const run = await runCli(['simulate', file, '-b', 'api=down:40s,up', '--for', '50s', '-o', 'json']);
+    expect(run.code).toBe(0);
+    const api = (jsonLines(run.stdout).at(-1) as unknown as Summary).pods[0]?.containers[0];
+    expect(api?.kills.length).toBe(kills);
+    expect(api?.readyAt).toBe(readyAt);
+  });
+});
 
 describe('probelet simulate --sweep', () => {
   it.each([
