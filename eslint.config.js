@@ -30,6 +30,11 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  // The dashboard's browser code (web/src, its own tsconfig with the DOM lib): browser globals, not Node's.
+  {
+    files: ['web/src/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
   {
     files: ['src/**/*.ts'],
     ignores: ['src/cli/**', 'src/util/clock.ts'],

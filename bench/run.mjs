@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { USAGE, parseOptions, parseTarget } from './lib/options.mjs';
 import { ratioLine, table } from './lib/report.mjs';
+import { recorderCostReport, takeRecorderCostFlag } from './lib/recorder-cost.mjs';
 
 /** @typedef {import('./lib/options.mjs').BenchOptions} BenchOptions */
 /** @typedef {import('./lib/options.mjs').Target} Target */
@@ -128,8 +129,9 @@ async function main() {
     return code ?? 1;
   }
   let o;
+  const { recorderCost, rest } = takeRecorderCostFlag(process.argv.slice(2));
   try {
-    o = parseOptions(process.argv.slice(2));
+    o = parseOptions(rest);
   } catch (err) {
     process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
     return 2;
@@ -142,10 +144,20 @@ async function main() {
   /** @type {Record<string, unknown>[]} */
   const runs = [];
   try {
-    runs.push(await runOnce('probelet', o, target));
-    if (o.baseline) runs.push(await runOnce('baseline', o, target));
+    if (recorderCost) {
+      // The flight recorder off (as the baseline), then on: see lib/recorder-cost.mjs.
+      runs.push(await runOnce('probelet', { ...o, flightRecorder: false }, target));
+      runs.push(await runOnce('probelet', o, target));
+    } else {
+      runs.push(await runOnce('probelet', o, target));
+      if (o.baseline) runs.push(await runOnce('baseline', o, target));
+    }
   } finally {
     await stop();
+  }
+  if (recorderCost && runs[0] !== undefined && runs[1] !== undefined) {
+    process.stdout.write(`\n${recorderCostReport(runs[0], runs[1])}\n(measured on this machine now; compare runs from one invocation only)\n`);
+    return 0;
   }
   process.stdout.write(`\n${table(runs)}\n`);
   const ratio = ratioLine(runs);

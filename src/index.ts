@@ -106,6 +106,26 @@ export { createProcessRuntime, type ProcessRuntimeOptions } from './runtime/proc
 export { startServer, type RunningServer, type ServerOptions } from './server/server.js';
 export type { KubeletView } from './server/view.js';
 
+// Flight recorder and dashboard (issue #11)
+export {
+  DEFAULT_FLIGHT_RECORDER_CAPACITY,
+  FlightRecorder,
+  ProbeRing,
+  type FlightRecorderOptions,
+  type HistoryFilter,
+  type ProbeAttemptRecord,
+  type ProbeHandlerKind,
+  type ProbeHistory,
+  type ProbeRingInfo,
+  type ProbeTransitionRecord,
+  type RecorderEntry,
+} from './prober/recorder.js';
+export type { ProbeNote } from './prober/prober.js';
+export type { HandlerObservation } from './probe/types.js';
+export type { KubeletChange } from './kubelet/kubelet.js';
+export { timelineView, type Timeline } from './server/timeline.js';
+export type { ProbeQuery, ViewChange } from './server/view.js';
+
 // The simulator (`probelet simulate`): the real kubelet on virtual time
 export { IGNORE_SIGTERM, type Behaviours, type ContainerBehaviour, type SigtermBehaviour } from './simulate/behaviour.js';
 export { simulatedHandlers } from './simulate/handlers.js';

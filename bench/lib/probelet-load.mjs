@@ -41,13 +41,14 @@ export async function probeletLoad(o, target, recorder) {
   const slots = new Map();
   /** @type {import('../../dist/prober/context.js').ProbeFunction} */
   const prober = {
-    async probe(probeType, pod, status, container, containerID) {
+    async probe(probeType, pod, status, container, containerID, note) {
       let slot = slots.get(containerID);
       if (slot === undefined) slots.set(containerID, (slot = recorder.slot()));
       const counted = recorder.begin(slot);
       let ok = false;
       try {
-        const verdict = await real.probe(probeType, pod, status, container, containerID);
+        // `note`: the flight recorder's slot, passed on so the recorder sees what it would without this wrapper.
+        const verdict = await real.probe(probeType, pod, status, container, containerID, note);
         ok = verdict.result === 'success' && verdict.error === undefined;
         return verdict;
       } finally {
@@ -66,6 +67,8 @@ export async function probeletLoad(o, target, recorder) {
     // period. Idle: one that started long ago, so workers settle on their tickers at once.
     startTime: o.idle ? 0 : Date.now(),
     random: Math.random,
+    // `npm run bench -- --recorder-cost` runs once without the flight recorder.
+    ...(/** @type {{ flightRecorder?: boolean }} */ (o).flightRecorder === false ? { flightRecorder: false } : {}),
   });
   // The pod objects the status manager keeps (frozen copies), as a kubelet would pass them.
   const pods = uids.map((uid) => statusManager.getPod(uid)).filter((pod) => pod !== undefined);

@@ -78,6 +78,18 @@ export function formatProblem(problem: ManifestProblem): string {
 }
 
 const LIST_KINDS: ReadonlySet<string> = new Set(['List', 'PodList']);
+
+/**
+ * The apiserver's limit for one request body (`Request entity too large: limit is 3145728`).
+ * A larger document is refused before it is parsed, unless it is a List (`kubectl get -o
+ * yaml` of many objects), whose items are judged one by one.
+ */
+const MAX_OBJECT_BYTES = 3 * 1024 * 1024;
+const LIST_DOCUMENT = /^\s*["']?kind["']?\s*:\s*["']?(?:Pod)?List\b/m;
+
+function tooLarge(bytes: number): string {
+  return `the document is ${(bytes / 1024 / 1024).toFixed(1)} MiB, more than the apiserver accepts for one object (Request entity too large: limit is ${MAX_OBJECT_BYTES}): split it`;
+}
 const CORE_API_VERSION = 'v1';
 const HELM_HINT = 'this looks like an unrendered template ({{ … }}): render it first, e.g. `helm template RELEASE CHART | probelet check -`';
 
@@ -88,6 +100,10 @@ export function parseManifestDocuments(text: string, source: string): ManifestLo
   for (const chunk of splitDocuments(text)) {
     if (isBlank(chunk.text)) continue;
     document++;
+    if (chunk.text.length > MAX_OBJECT_BYTES && !LIST_DOCUMENT.test(chunk.text)) {
+      load.problems.push({ source, document, line: firstContentLine(chunk), column: 1, message: tooLarge(chunk.text.length) });
+      continue;
+    }
     const decoded = decodeChunk(chunk);
     if (decoded.error) {
       const hint = chunk.text.includes('{{') ? `; ${HELM_HINT}` : '';

@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { Command, Option } from 'commander';
 import { setPodDefaults, setProbeDefaults } from '../api/defaults.js';
-import { loadManifestFile } from '../api/manifest.js';
+import { formatProblem, loadManifests } from '../api/documents.js';
+import { podsOf } from '../api/manifest.js';
 import type { Container, Pod, PodStatus, Probe } from '../api/types.js';
 import { validatePod, validateProbe } from '../api/validation.js';
 import { LocalCommandRunner } from '../probe/local-runner.js';
@@ -34,6 +35,8 @@ interface ProbeTarget {
   podIP: string;
   /** How the probe is shown to the user (`httpGet http://…`). */
   description: string;
+  /** Problems of other documents of the manifest, printed on stderr before the verdict. */
+  problems?: string[];
 }
 
 export function registerProbeCommand(program: Command, io: CliIO, setExit: (code: number) => void): void {
@@ -101,6 +104,7 @@ function collect(value: string, previous: string[]): string[] {
 async function runProbeCommand(command: string[], flags: ProbeFlags, io: CliIO): Promise<number> {
   const probeType = flags.type as ProbeType;
   const target = flags.filename ? await targetFromManifest(flags, probeType) : targetFromFlags(command, flags, probeType);
+  for (const problem of target.problems ?? []) io.stderr(`probelet: ${problem}\n`);
   const runner = new LocalCommandRunner({
     env: { ...stringEnv(process.env), ...staticEnv(target.container) },
     cwd: target.container.workingDir,
@@ -227,12 +231,12 @@ function probeFieldName(probeType: ProbeType): 'livenessProbe' | 'readinessProbe
 
 async function targetFromManifest(flags: ProbeFlags, probeType: ProbeType): Promise<ProbeTarget> {
   const path = flags.filename ?? '';
-  let pods: Pod[];
-  try {
-    pods = (await loadManifestFile(path)).map(setPodDefaults);
-  } catch (err) {
-    throw new CliUsageError(err instanceof Error ? err.message : String(err));
-  }
+  // Other documents may be broken or of other kinds: they matter only if the target is not found.
+  const load = await loadManifests([path]);
+  const loaded = podsOf(load.objects);
+  const problems = [...load.problems, ...loaded.problems].map(formatProblem);
+  const unusable = (message: string): CliUsageError => new CliUsageError([...problems, message].join('\n'));
+  let pods: Pod[] = loaded.pods.map((p) => setPodDefaults(p.pod));
   if (flags.pod !== undefined) pods = pods.filter((p) => p.metadata?.name === flags.pod);
   const candidates = pods.flatMap((pod) =>
     [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])]
@@ -241,23 +245,23 @@ async function targetFromManifest(flags: ProbeFlags, probeType: ProbeType): Prom
   );
   const where = `${path}${flags.pod ? ` (pod ${flags.pod})` : ''}`;
   if (candidates.length === 0) {
-    throw new CliUsageError(
+    throw unusable(
       flags.container === undefined ? `${where}: no pod with containers found` : `${where}: no container named ${JSON.stringify(flags.container)}`,
     );
   }
   const first = candidates[0];
   if (candidates.length > 1 || first === undefined) {
-    const names = candidates.map((c) => `${c.pod.metadata?.name}/${c.container.name}`).join(', ');
-    throw new CliUsageError(`${where}: several containers match (${names}); choose one with --pod and --container`);
+    const names = candidates.length > 10 ? `${candidates.length} of them` : candidates.map((c) => `${c.pod.metadata?.name}/${c.container.name}`).join(', ');
+    throw unusable(`${where}: several containers match (${names}); choose one with --pod and --container`);
   }
   const { pod, container } = first;
   const field = probeFieldName(probeType);
   if (!container[field]) {
-    throw new CliUsageError(`${where}: container ${JSON.stringify(container.name)} has no ${field}`);
+    throw unusable(`${where}: container ${JSON.stringify(container.name)} has no ${field}`);
   }
   const errors = validatePod(pod);
-  if (errors.length > 0) throw new CliUsageError(`${where}: invalid pod:\n${errors.map((e) => `  ${String(e)}`).join('\n')}`);
-  return { pod, container, podIP: flags.podIp, description: `of ${pod.metadata?.name}/${container.name} from ${path}` };
+  if (errors.length > 0) throw unusable(`${where}: invalid pod:\n${errors.map((e) => `  ${String(e)}`).join('\n')}`);
+  return { pod, container, podIP: flags.podIp, description: `of ${pod.metadata?.name}/${container.name} from ${path}`, problems };
 }
 
 /** The container's literal env values, as an exec probe run locally would see them. */

@@ -17,10 +17,11 @@ import type { Pod } from '../api/types.js';
 import { Kubelet } from '../kubelet/kubelet.js';
 import { createProcessRuntime } from '../runtime/process-runtime.js';
 import { startServer, type RunningServer } from '../server/server.js';
-import type { KubeletView } from '../server/view.js';
+import type { KubeletView, ViewChange } from '../server/view.js';
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { CliUsageError, type CliIO } from './io.js';
 import { createLiveView, type OutputFormat } from './live-view.js';
+import { checkCommand, formatMeasurements, measure, type MeasurementsLine } from './measurements.js';
 import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
 import { admitAndReport, asNewPod, loadPods, printRejected } from './run-input.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
@@ -53,7 +54,7 @@ export function registerRunCommand(
     .command('run')
     .description('Run Pod manifests locally, one process per container, probes included; watch them like `kubectl get pods -w`.')
     .argument('<file...>', 'manifests (YAML or JSON) holding Pods, PodLists or Lists of Pods')
-    .option('--listen <host:port>', 'address of the read-only API (/healthz, /pods, /events, /metrics/probes); port 0 picks a free port', '127.0.0.1:10255')
+    .option('--listen <host:port>', 'address of the read-only API (/healthz, /pods, /events, /probes, /metrics/probes) and of the dashboard (/); port 0 picks a free port', '127.0.0.1:10255')
     .addOption(new Option('-o, --output <format>', 'live view, or one JSON object per line').choices(['table', 'json']).default('table'))
     .option('--exit-on-ready', 'stop (gracefully) and exit 0 once every pod is Ready; exit 1 if --timeout passes first')
     .option('--timeout <duration>', 'stop (gracefully) after this long: 30s, 2m, 1m30s or plain seconds')
@@ -83,9 +84,9 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
     if (flags.output === 'json') {
       io.stdout(`${JSON.stringify({ type: 'run', url: server.url, runDir })}\n`);
     } else {
-      io.stdout(`Read-only API: ${server.url} (/healthz, /pods, /events, /metrics/probes)\nContainer logs: ${runDir}\n\n`);
+      io.stdout(`Dashboard: ${server.url}/\nRead-only API: ${server.url} (/healthz, /pods, /events, /probes, /metrics/probes)\nContainer logs: ${runDir}\n\n`);
     }
-    return await runKubelet({ pods: admitted.pods, flags, timeoutMs, runDir, api, io, env });
+    return await runKubelet({ pods: admitted.pods, files, flags, timeoutMs, runDir, api, io, env });
   } finally {
     await server.close();
   }
@@ -93,6 +94,8 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
 
 interface Session {
   pods: Pod[];
+  /** The manifests as given, for the suggested `probelet check` line. */
+  files: string[];
   flags: RunFlags;
   timeoutMs: number | undefined;
   runDir: string;
@@ -102,7 +105,7 @@ interface Session {
 }
 
 /** Runs the admitted pods until a reason to stop, then deletes them; returns the exit code. */
-async function runKubelet({ pods, flags, timeoutMs, runDir, api, io, env }: Session): Promise<number> {
+async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env }: Session): Promise<number> {
   const runtime = createProcessRuntime({ runDir });
   const kubelet = new Kubelet({ runtime, kubeletRestart: flags.kubeletRestart === true });
   api.attach(kubelet);
@@ -118,6 +121,16 @@ async function runKubelet({ pods, flags, timeoutMs, runDir, api, io, env }: Sess
     if (flags.exitOnReady) judgeReadiness(watching, latest, stop);
   });
   const offEvents = kubelet.recorder.subscribe((event) => view.event(event));
+  // `{"type":"probe",…}`: every recorded attempt and transition, as the flight recorder saw it.
+  const offProbes =
+    flags.output === 'json'
+      ? kubelet.probeManager.flightRecorder?.subscribe((entry) => {
+          const { pod, namespace, container, probeType } = entry.ring;
+          const what = entry.kind === 'attempt' ? { attempt: entry.attempt } : { transition: entry.transition };
+          out.stdout(`${JSON.stringify({ type: 'probe', pod, namespace, container, probeType, ...what })}\n`);
+        })
+      : undefined;
+  const startedAt = Date.now();
   const offSignals = env.signals.listen((signal) => {
     if (signal === 'SIGPIPE') outputLost = true;
     const why = signal === 'SIGPIPE' ? 'the output was closed' : `${signal} received`;
@@ -150,8 +163,22 @@ async function runKubelet({ pods, flags, timeoutMs, runDir, api, io, env }: Sess
     await withinMs(closing ?? kubelet.close(), FORCED_STOP_WAIT_MS);
     offStatus();
     offEvents();
+    offProbes?.();
     view.close();
     offSignals();
+    reportMeasurements(kubelet, files, startedAt, flags.output, out);
+  }
+}
+
+/** What the run measured, and the `probelet check` line that feeds it to `check`. */
+function reportMeasurements(kubelet: Kubelet, files: string[], startedAt: number, output: OutputFormat, out: CliIO): void {
+  const containers = measure(kubelet.listProbes(), startedAt);
+  const check = checkCommand(files, containers);
+  if (output === 'json') {
+    const line: MeasurementsLine = { type: 'measurements', since: new Date(startedAt).toISOString(), containers, check };
+    out.stdout(`${JSON.stringify(line)}\n`);
+  } else {
+    out.stdout(`\n${formatMeasurements(containers, check)}`);
   }
 }
 
@@ -171,12 +198,24 @@ interface DeferredView extends KubeletView {
 /** Serves nothing (no pods, no events) until the kubelet is attached. */
 function deferredView(): DeferredView {
   let target: KubeletView | undefined;
+  /** Stream listeners that came before the kubelet: handed over when it is attached. */
+  const early = new Map<(change: ViewChange) => void, () => void>();
   return {
     listPods: () => target?.listPods() ?? [],
     listEvents: (filter) => target?.listEvents(filter) ?? [],
     probeMetrics: () => target?.probeMetrics() ?? Promise.resolve(''),
+    listProbes: (query) => target?.listProbes?.(query) ?? [],
+    watch: (listener) => {
+      if (target?.watch) return target.watch(listener);
+      early.set(listener, () => undefined);
+      return () => {
+        early.get(listener)?.();
+        early.delete(listener);
+      };
+    },
     attach: (k) => {
       target = k;
+      for (const listener of early.keys()) early.set(listener, k.watch?.(listener) ?? (() => undefined));
     },
   };
 }

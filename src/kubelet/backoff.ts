@@ -14,25 +14,12 @@
  */
 import type { Container, Pod } from '../api/types.js';
 import { formatPod } from '../api/format.js';
+import { CRASH_LOOP_BACK_OFF } from '../prober/kill-policy.js';
 import { type Clock, realClock } from '../util/clock.js';
 import { formatGoDuration } from '../util/duration.js';
 
-/** Every number of the crash-loop back-off, in milliseconds. */
-export const CRASH_LOOP_BACK_OFF = {
-  /** First delay (`kubecontainer.InitialContainerBackOff`). */
-  initialMs: 10_000,
-  /** Cap (`kubecontainer.MaxContainerBackOff`). */
-  maxMs: 300_000,
-  /** Gate `ReduceDefaultCrashLoopBackOffDecay` (alpha, off upstream): first delay. */
-  reducedInitialMs: 1_000,
-  /** Gate `ReduceDefaultCrashLoopBackOffDecay`: cap. */
-  reducedMaxMs: 60_000,
-  /** Node config `crashLoopBackOff.maxContainerRestartPeriod` bounds. */
-  minConfigurableMaxMs: 1_000,
-  maxConfigurableMaxMs: 300_000,
-  /** A run (or an idle entry) longer than this resets the back-off. */
-  resetAfterMs: 600_000,
-} as const;
+// The numbers live in prober/ so that check/ predicts the back-off from the same constants.
+export { CRASH_LOOP_BACK_OFF };
 
 /** Waiting reason of a throttled container. */
 export const CRASH_LOOP_BACK_OFF_REASON = 'CrashLoopBackOff';

@@ -9,9 +9,11 @@ import { Registry } from 'prom-client';
 import type { AdmitResult } from '../api/admit.js';
 import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS } from '../api/defaults.js';
 import { serializeTimes, toKubeTime } from '../api/time.js';
-import type { Container, Event, Pod, PodStatus } from '../api/types.js';
+import type { Event, Pod, PodStatus } from '../api/types.js';
 import { ProbeManager } from '../prober/manager.js';
+import type { FlightRecorderOptions, HistoryFilter, ProbeHistory, RecorderEntry } from '../prober/recorder.js';
 import { containerShouldRestart } from '../prober/restart-rules.js';
+import { killGracePeriodSeconds, MINIMUM_KILL_GRACE_SECONDS } from '../prober/kill-policy.js';
 import { ResultsManager } from '../prober/results.js';
 import type { ProbeType, ResultUpdate } from '../prober/types.js';
 import type { ContainerEvent, ContainerRuntime, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
@@ -30,14 +32,13 @@ import { createEventRecorder, type EventFilter, type InMemoryEventRecorder } fro
 import { generatePodStatus, type ContainerRecord } from './pod-status.js';
 import { StatusManager } from './status-manager.js';
 
+// The kill grace formula lives in prober/ so that check/ predicts exactly what the kubelet does.
+export { killGracePeriodSeconds, MINIMUM_KILL_GRACE_SECONDS } from '../prober/kill-policy.js';
+
 /** The kubelet's housekeeping period (`housekeepingPeriod`). */
 export const HOUSEKEEPING_PERIOD_MS = 2_000;
 /** `syncFrequency`: every pod is re-synced at least this often (jittered up to +50%). */
 export const SYNC_FREQUENCY_MS = 60_000;
-/** `minimumGracePeriodInSeconds`: a probe-triggered kill always gets at least this long. */
-export const MINIMUM_KILL_GRACE_SECONDS = 2;
-/** Grace when the pod has no `terminationGracePeriodSeconds` at all (never after defaulting). */
-const FALLBACK_KILL_GRACE_SECONDS = 2;
 /** How soon a container whose spec the runtime refused is tried again (the pod worker's back-off). */
 const CONFIG_ERROR_RETRY_MS = 10_000;
 /** Immediate re-syncs of one pod in a row before the loop yields to timers and I/O (a safety net). */
@@ -62,6 +63,8 @@ export interface KubeletOptions {
    * container). The simulator runs no process, so it admits pods without commands.
    */
   admit?: (pods: readonly Pod[]) => AdmitResult;
+  /** The probe manager's flight recorder: its options, or `false` for none (default: on). */
+  flightRecorder?: FlightRecorderOptions | false;
 }
 
 type Lifecycle = 'sync' | 'terminating' | 'terminated';
@@ -82,6 +85,9 @@ interface PodRecord {
   timer: unknown;
   timerDue: number;
 }
+
+/** One change {@link Kubelet.watch} reports. */
+export type KubeletChange = { type: 'pod'; pod: Pod } | { type: 'event'; event: Event } | { type: 'probe'; entry: RecorderEntry };
 
 export class Kubelet {
   readonly clock: Clock;
@@ -127,6 +133,7 @@ export class Kubelet {
       registry: this.registry,
       startTime: options.kubeletRestart ? this.clock.now() : this.clock.now() - LONG_AGO_MS,
       ...(options.prober ? { prober: options.prober } : {}),
+      ...(options.flightRecorder !== undefined ? { flightRecorder: options.flightRecorder } : {}),
     });
     this.unsubscribe.push(
       this.livenessResults.subscribe((u) => this.onLiveness(u)),
@@ -162,6 +169,26 @@ export class Kubelet {
 
   probeMetrics(): Promise<string> {
     return this.registry.metrics();
+  }
+
+  /** The flight recorder's rings (the read-only API's `/probes`), newest attempts first. */
+  listProbes(filter: HistoryFilter = {}): ProbeHistory[] {
+    return this.probeManager.flightRecorder?.histories(filter) ?? [];
+  }
+
+  /**
+   * Every change the dashboard shows, as it happens: pod statuses, events, recorded probe
+   * attempts and transitions. Returns the unsubscribe.
+   */
+  watch(listener: (change: KubeletChange) => void): () => void {
+    const offs = [
+      this.onPodStatus((pod) => listener({ type: 'pod', pod })),
+      this.recorder.subscribe((event) => listener({ type: 'event', event })),
+      this.probeManager.flightRecorder?.subscribe((entry) => listener({ type: 'probe', entry })),
+    ];
+    return () => {
+      for (const off of offs) off?.();
+    };
   }
 
   /** Called with the pod (times serialized) after every change of its status, and when its deletion starts. */
@@ -472,6 +499,7 @@ export class Kubelet {
         ? `Init container ${c.spec.name} failed ${kind} probe`
         : `Container ${c.spec.name} failed ${kind} probe${willRestart ? ', will be restarted' : ''}`;
     this.event(rec, c, 'Normal', 'Killing', message);
+    this.noteProbeAction(rec, c, kind, 'Killing', message);
     rec.changed = true;
     await this.stopContainer(rec, c, killGracePeriodSeconds(rec.pod, c.spec, kind));
   }
@@ -490,7 +518,10 @@ export class Kubelet {
     const decision = this.backOff.check(crashLoopBackOffKey(rec.pod, c.spec), cur.finishedAt ?? this.clock.now());
     if (decision.inBackOff) {
       const message = crashLoopBackOffMessage(decision.delayMs, c.spec.name, rec.pod);
-      if (c.waiting?.reason !== CRASH_LOOP_BACK_OFF_REASON || c.waiting.message !== message) rec.changed = true;
+      if (c.waiting?.reason !== CRASH_LOOP_BACK_OFF_REASON || c.waiting.message !== message) {
+        rec.changed = true;
+        this.noteProbeAction(rec, c, undefined, BACK_OFF_EVENT_REASON, message);
+      }
       c.waiting = { reason: CRASH_LOOP_BACK_OFF_REASON, message };
       this.event(rec, c, 'Warning', BACK_OFF_EVENT_REASON, backOffEventMessage(c.spec.name, rec.pod));
       this.requestSyncAfter(rec, Math.max(decision.remainingMs, 1));
@@ -529,6 +560,7 @@ export class Kubelet {
     }
     this.event(rec, c, 'Normal', 'Created', `Created container: ${c.spec.name}`);
     this.event(rec, c, 'Normal', 'Started', `Started container ${c.spec.name}`);
+    if (c.restartCount > 0) this.noteProbeAction(rec, c, undefined, 'Started', `Restarted container ${c.spec.name} (restart ${c.restartCount})`);
   }
 
   // --- the sync loop's reactions (§10.1) ----------------------------------------------
@@ -545,7 +577,10 @@ export class Kubelet {
   private onReadiness(update: ResultUpdate): void {
     const rec = this.podOf(update);
     if (!rec) return;
-    this.statusManager.setContainerReadiness(update.podUID, update.containerID, update.result === 'success');
+    const ready = update.result === 'success';
+    this.statusManager.setContainerReadiness(update.podUID, update.containerID, ready);
+    const c = [...rec.containers.values()].find((r) => r.current?.id === update.containerID);
+    if (c) this.noteProbeAction(rec, c, 'readiness', 'Ready', `Ready → ${ready ? 'True' : 'False'}`);
     this.requestSync(rec);
   }
 
@@ -579,22 +614,12 @@ export class Kubelet {
     this.recorder.event({ pod: rec.pod, containerName: c.spec.name }, type, reason, message);
   }
 
+  /** Tells the flight recorder what the kubelet did about a probe (or, without `kind`, about all of the container's). */
+  private noteProbeAction(rec: PodRecord, c: ContainerRecord, kind: ProbeType | undefined, reason: string, message: string): void {
+    this.probeManager.flightRecorder?.noteAction(rec.uid, c.spec.name, kind, reason, message);
+  }
+
   private warn(what: string, err: unknown): void {
     process.emitWarning(`${what}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   }
-}
-
-/**
- * §10.6: the pod's deletion grace if it is being deleted; else the failing probe's own
- * `terminationGracePeriodSeconds`, else the pod's; floored at 2 s like the kubelet.
- */
-export function killGracePeriodSeconds(pod: Pod, container: Container, kind: ProbeType): number {
-  const deletion = pod.metadata?.deletionGracePeriodSeconds;
-  let grace: number;
-  if (deletion !== undefined && deletion !== null) grace = deletion;
-  else if (pod.spec?.terminationGracePeriodSeconds !== undefined) {
-    const probe = kind === 'startup' ? container.startupProbe : container.livenessProbe;
-    grace = probe?.terminationGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds;
-  } else grace = FALLBACK_KILL_GRACE_SECONDS;
-  return Math.max(grace, MINIMUM_KILL_GRACE_SECONDS);
 }

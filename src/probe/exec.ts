@@ -6,7 +6,7 @@
 import type { EnvVar } from '../api/types.js';
 import { expandVars } from '../util/expand.js';
 import { MAX_PROBE_OUTPUT_BYTES } from './constants.js';
-import type { CommandRunner, ProbeOutcome } from './types.js';
+import type { CommandRunner, HandlerObservation, ProbeOutcome } from './types.js';
 
 /** Prefix the kubelet's timeout sentinel gives every exec timeout message. */
 const TIMED_OUT = 'command timed out';
@@ -27,6 +27,7 @@ export async function probeExec(
   containerID: string,
   command: string[],
   timeoutMs: number,
+  seen?: HandlerObservation,
 ): Promise<ProbeOutcome> {
   let result: { output: string; exitCode: number };
   try {
@@ -37,6 +38,7 @@ export async function probeExec(
     return { result: 'unknown', output: capOutput(carriedOutput(error)), error };
   }
   const output = capOutput(result.output);
+  if (seen) seen.exitCode = result.exitCode;
   return result.exitCode === 0 ? { result: 'success', output } : { result: 'failure', output };
 }
 

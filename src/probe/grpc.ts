@@ -11,7 +11,7 @@ import { realClock } from '../util/clock.js';
 import { formatGoDuration } from '../util/duration.js';
 import { PROBE_USER_AGENT } from './constants.js';
 import { joinHostPort } from './net-errors.js';
-import type { ProbeOutcome } from './types.js';
+import type { HandlerObservation, ProbeOutcome } from './types.js';
 
 /** Go's `codes.Code.String()`, because the kubelet prints gRPC status errors the Go way. */
 const GO_CODE_NAMES: readonly string[] = [
@@ -115,10 +115,15 @@ function check(client: Client, service: string, deadline: number): Promise<{ res
 }
 
 /** Maps the Check call's result to the kubelet's outcome and wording. */
-function evaluate(result: { response?: object; err?: unknown }, timeoutText: string): ProbeOutcome {
+function evaluate(
+  result: { response?: object; err?: unknown },
+  timeoutText: string,
+  seen: HandlerObservation | undefined,
+): ProbeOutcome {
   const { err } = result;
   if (err !== undefined) {
     if (!isServiceError(err)) return failure(`error: health rpc probe failed: ${errorMessage(err)}`);
+    if (seen) seen.grpcCode = err.code;
     if (err.code === GrpcStatus.UNIMPLEMENTED) {
       return failure(
         `error: this server does not implement the grpc health protocol (grpc.health.v1.Health): ${err.details}`,
@@ -131,6 +136,7 @@ function evaluate(result: { response?: object; err?: unknown }, timeoutText: str
   }
   // proto-loader decodes enums as their names, and a missing field as UNKNOWN (defaults: true).
   const servingStatus = String((result.response as { status?: unknown } | undefined)?.status ?? 'UNKNOWN');
+  if (seen) seen.servingStatus = servingStatus;
   if (servingStatus !== 'SERVING') {
     return failure(`service unhealthy (responded with ${quote(servingStatus)})`);
   }
@@ -145,7 +151,13 @@ function evaluate(result: { response?: object; err?: unknown }, timeoutText: str
  * after the full timeout. `host` '' dials the local host but prints as `":port"`, like Go.
  * Never rejects; the channel and its sockets are gone when the promise settles.
  */
-export async function probeGrpc(host: string, port: number, service: string, timeoutMs: number): Promise<ProbeOutcome> {
+export async function probeGrpc(
+  host: string,
+  port: number,
+  service: string,
+  timeoutMs: number,
+  seen?: HandlerObservation,
+): Promise<ProbeOutcome> {
   const addr = joinHostPort(host, port);
   const timeoutText = formatGoDuration(timeoutMs);
   const deadline = realClock.now() + timeoutMs;
@@ -172,7 +184,7 @@ export async function probeGrpc(host: string, port: number, service: string, tim
       }
       return failure(`error: failed to connect service at ${quote(addr)}: ${connectErr.message}`);
     }
-    return evaluate(await check(client, service, deadline), timeoutText);
+    return evaluate(await check(client, service, deadline), timeoutText, seen);
   } finally {
     for (const socket of sockets) socket.resetAndDestroy();
     client.close();

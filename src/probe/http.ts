@@ -18,7 +18,7 @@ import {
   type GoURL,
 } from './http-url.js';
 import { goQuote } from './net-errors.js';
-import type { ProbeOutcome } from './types.js';
+import type { HandlerObservation, ProbeOutcome } from './types.js';
 
 export interface HttpProbeOptions {
   /**
@@ -55,6 +55,7 @@ export async function probeHttp(
   request: HttpProbeRequest,
   timeoutMs: number,
   options: HttpProbeOptions = {},
+  seen?: HandlerObservation,
 ): Promise<ProbeOutcome> {
   let parsed: ParsedRequest;
   try {
@@ -64,7 +65,7 @@ export async function probeHttp(
   }
   const deadline = startDeadline(timeoutMs);
   try {
-    return await follow(parsed, deadline, options.followNonLocalRedirects === true);
+    return await follow(parsed, deadline, options.followNonLocalRedirects === true, seen);
   } finally {
     deadline.stop();
   }
@@ -131,7 +132,12 @@ function sameHeaders(
 }
 
 /** Go's `Client.do`: send, and keep following redirects while policy allows. */
-async function follow(parsed: ParsedRequest, deadline: Deadline, followNonLocal: boolean): Promise<ProbeOutcome> {
+async function follow(
+  parsed: ParsedRequest,
+  deadline: Deadline,
+  followNonLocal: boolean,
+  seen: HandlerObservation | undefined,
+): Promise<ProbeOutcome> {
   const { first } = parsed;
   const chain: Hop[] = [];
   let hop = first;
@@ -143,7 +149,7 @@ async function follow(parsed: ParsedRequest, deadline: Deadline, followNonLocal:
     if (!sent.ok) return failure(`Get ${goQuote(goURLString(hop.url, true))}: ${sent.message}`);
     const { response, connection } = sent;
     const location = REDIRECT_STATUS.has(response.statusCode ?? 0) ? locationOf(response) : '';
-    if (location === '') return judge(response, connection, deadline);
+    if (location === '') return judge(response, connection, deadline, seen);
 
     let target: GoURL;
     try {
@@ -157,7 +163,8 @@ async function follow(parsed: ParsedRequest, deadline: Deadline, followNonLocal:
     }
     const next = nextHop(hop, first, target, location);
     if (!followNonLocal && goURLHostname(target) !== goURLHostname(first.url)) {
-      return judge(response, connection, deadline);
+      if (seen) seen.redirect = location;
+      return judge(response, connection, deadline, seen);
     }
     connection.close();
     if (chain.length >= MAX_HTTP_REDIRECTS) {
@@ -210,16 +217,36 @@ function locationOf(response: IncomingMessage): string {
 }
 
 /** The kubelet's verdict (`DoHTTPProbe`), after reading at most 10 KiB of the body. */
-async function judge(response: IncomingMessage, connection: Connection, deadline: Deadline): Promise<ProbeOutcome> {
+async function judge(
+  response: IncomingMessage,
+  connection: Connection,
+  deadline: Deadline,
+  seen: HandlerObservation | undefined,
+): Promise<ProbeOutcome> {
+  if (seen) observeResponse(response, seen);
   const body = await readBody(response, connection, deadline);
   if (!body.ok) return { result: 'failure', output: '', error: body.error };
   const status = response.statusCode ?? 0;
   const text = body.bytes.toString('utf8');
+  if (seen) seen.body = text;
   if (status >= 200 && status < 300) return { result: 'success', output: text };
   if (status >= 300 && status < 400) {
     return { result: 'warning', output: `Probe terminated redirects, Response body: ${text}` };
   }
   return failure(`HTTP probe failed with statuscode: ${status}`);
+}
+
+/** Response headers worth showing beside a verdict (lower-case, as node:http keys them). */
+const OBSERVED_HEADERS = ['content-type', 'content-length', 'location', 'retry-after'] as const;
+
+function observeResponse(response: IncomingMessage, seen: HandlerObservation): void {
+  seen.statusCode = response.statusCode ?? 0;
+  let headers: Record<string, string> | undefined;
+  for (const name of OBSERVED_HEADERS) {
+    const value = response.headers[name];
+    if (typeof value === 'string') (headers ??= {})[name] = fromByteString(value);
+  }
+  seen.headers = headers;
 }
 
 function failure(output: string): ProbeOutcome {

@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { realClock } from '../util/clock.js';
 import { describeDialError, dialTimeoutText } from './net-errors.js';
-import type { ProbeOutcome } from './types.js';
+import type { HandlerObservation, ProbeOutcome } from './types.js';
 
 /** Go's `net.Dial` accepts 0..65535; anything else fails before any packet is sent. */
 function isDialablePort(port: number): boolean {
@@ -25,7 +25,7 @@ function failure(output: string): ProbeOutcome {
  * side keeps no TIME_WAIT socket: the kubelet sets SO_LINGER for the same reason, so that
  * hundreds of probes a second cannot exhaust ephemeral ports (kubernetes#89898).
  */
-export function probeTcp(host: string, port: number, timeoutMs: number): Promise<ProbeOutcome> {
+export function probeTcp(host: string, port: number, timeoutMs: number, seen?: HandlerObservation): Promise<ProbeOutcome> {
   if (!isDialablePort(port)) {
     return Promise.resolve(failure(`dial tcp: address ${port}: invalid port`));
   }
@@ -34,6 +34,7 @@ export function probeTcp(host: string, port: number, timeoutMs: number): Promise
     // Go names the resolved IP in dial errors, not the name that was dialled.
     let resolvedHost: string | undefined = isLiteral ? host : undefined;
     let settled = false;
+    const startedAt = seen ? realClock.now() : 0;
 
     const socket = net.connect({ host: host === '' ? 'localhost' : host, port });
 
@@ -56,11 +57,13 @@ export function probeTcp(host: string, port: number, timeoutMs: number): Promise
     });
     socket.on('connect', () => {
       socket.resetAndDestroy();
+      if (seen) seen.connectMs = realClock.now() - startedAt;
       finish({ result: 'success', output: '' });
     });
     // Stays attached after settling: a late error on a socket nobody listens to would crash.
     socket.on('error', (err: Error) => {
       socket.destroy();
+      if (seen) seen.errorCode = (err as NodeJS.ErrnoException).code;
       finish(failure(describeDialError(err, resolvedHost ?? host, port)));
     });
   });

@@ -22,3 +22,31 @@ export interface ProbeOutcome {
 export interface CommandRunner {
   runInContainer(containerID: string, cmd: string[], timeoutMs: number): Promise<{ output: string; exitCode: number }>;
 }
+
+/**
+ * What a handler saw on the wire, beyond its verdict: filled in by the handler when the
+ * caller hands one over (the flight recorder does, with a slot it reuses for every
+ * attempt), never returned. A sink rather than a field of {@link ProbeOutcome} so a probe
+ * nobody records allocates nothing more, and outcomes stay the kubelet's shape. A handler
+ * sets only what it saw; the caller clears the rest between attempts.
+ */
+export interface HandlerObservation {
+  /** HTTP: the status code of the response judged. */
+  statusCode?: number | undefined;
+  /** HTTP: a few response headers (Content-Type, Content-Length, Location, Retry-After). */
+  headers?: Record<string, string> | undefined;
+  /** HTTP: the body read (at most the 10 KiB the kubelet reads). */
+  body?: string | undefined;
+  /** HTTP: the redirect that was not followed (another host), as its Location said. */
+  redirect?: string | undefined;
+  /** TCP: milliseconds until the connection was established. */
+  connectMs?: number | undefined;
+  /** TCP / HTTP transport: the socket error's code (`ECONNREFUSED`, …). */
+  errorCode?: string | undefined;
+  /** gRPC: the serving status the health service answered (`SERVING`, `NOT_SERVING`, …). */
+  servingStatus?: string | undefined;
+  /** gRPC: the status code of a failed call (numeric, as grpc-js reports it). */
+  grpcCode?: number | undefined;
+  /** exec: the command's exit code. */
+  exitCode?: number | undefined;
+}

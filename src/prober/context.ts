@@ -1,6 +1,7 @@
 import type { Clock } from '../util/clock.js';
 import type { ProberMetrics } from './metrics.js';
 import type { Prober } from './prober.js';
+import type { FlightRecorder } from './recorder.js';
 import type { ResultsManager } from './results.js';
 import type { PodStatusProvider, ProbeType } from './types.js';
 import type { ProbeWorker } from './worker.js';
@@ -23,6 +24,8 @@ export interface WorkerContext {
   readonly startTime: number;
   readonly prober: ProbeFunction;
   readonly metrics: ProberMetrics;
+  /** Where workers record their attempts; absent when the manager was told not to record. */
+  readonly flightRecorder: FlightRecorder | undefined;
   resultsFor(probeType: ProbeType): ResultsManager;
   /** Unregisters `worker` if it is the one registered under its key. */
   removeWorker(worker: ProbeWorker): void;

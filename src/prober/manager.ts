@@ -6,6 +6,7 @@ import type { ProbeFunction, WorkerContext } from './context.js';
 import { ProberMetrics } from './metrics.js';
 import { updatePodStatus } from './pod-status.js';
 import { Prober } from './prober.js';
+import { FlightRecorder, type FlightRecorderOptions } from './recorder.js';
 import type { ResultsManager } from './results.js';
 import type { EventRecorder, PodStatusProvider, ProbeType } from './types.js';
 import { ProbeWorker } from './worker.js';
@@ -28,6 +29,11 @@ export interface ProbeManagerOptions {
   prober?: ProbeFunction;
   /** When the kubelet started (ms on `clock`); default: construction time. */
   startTime?: number;
+  /**
+   * The flight recorder (a ring of the last attempts per worker, read through
+   * `flightRecorder`): its options, or `false` for none. Default: on, 100 attempts per ring.
+   */
+  flightRecorder?: FlightRecorderOptions | false;
 }
 
 /** Kinds in the order AddPod creates them (upstream's order). */
@@ -53,6 +59,8 @@ function defaultRandom(): number {
 export class ProbeManager {
   /** @internal What workers read from their manager. */
   readonly context: WorkerContext;
+  /** Every worker's recent attempts and transitions; undefined when disabled. */
+  readonly flightRecorder: FlightRecorder | undefined;
 
   private readonly workers = new Map<string, ProbeWorker>();
   /**
@@ -78,6 +86,7 @@ export class ProbeManager {
       readiness: options.readinessResults,
       startup: options.startupResults,
     };
+    this.flightRecorder = options.flightRecorder === false ? undefined : new FlightRecorder(clock, options.flightRecorder);
     this.context = {
       statusProvider: options.statusProvider,
       clock,
@@ -85,6 +94,7 @@ export class ProbeManager {
       startTime: options.startTime ?? clock.now(),
       prober,
       metrics: new ProberMetrics(options.registry ?? new Registry()),
+      flightRecorder: this.flightRecorder,
       resultsFor: (probeType) => resultsByKind[probeType],
       removeWorker: (worker) => this.removeWorker(worker),
       workerExited: () => this.workerExited(),

@@ -2,12 +2,12 @@ import { DEFAULT_PROBE_TIMEOUT_SECONDS } from '../api/defaults.js';
 import { formatPod } from '../api/format.js';
 import type { Container, HTTPGetAction, Pod, PodStatus, Probe } from '../api/types.js';
 import { expandCommandOnlyStatic, probeExec } from '../probe/exec.js';
-import { probeHttp } from '../probe/http.js';
+import { probeHttp, type HttpProbeOptions } from '../probe/http.js';
 import { newHttpProbeRequest, type HttpProbeRequest } from '../probe/http-request.js';
 import { probeGrpc } from '../probe/grpc.js';
 import { resolveContainerPort } from '../probe/port.js';
 import { probeTcp } from '../probe/tcp.js';
-import type { CommandRunner, ProbeOutcome } from '../probe/types.js';
+import type { CommandRunner, HandlerObservation, ProbeOutcome } from '../probe/types.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { probeTypeName, type EventRecorder, type ProbeType, type Result } from './types.js';
 
@@ -33,10 +33,17 @@ export interface ProbeTarget {
  * behaviour script on virtual time; `probelet run` and `probe` never set them.
  */
 export interface ProbeHandlers {
-  exec(runner: CommandRunner, containerID: string, command: string[], timeoutMs: number, target: ProbeTarget): Promise<ProbeOutcome>;
-  http(request: HttpProbeRequest, timeoutMs: number, target: ProbeTarget): Promise<ProbeOutcome>;
-  tcp(host: string, port: number, timeoutMs: number, target: ProbeTarget): Promise<ProbeOutcome>;
-  grpc(host: string, port: number, service: string, timeoutMs: number, target: ProbeTarget): Promise<ProbeOutcome>;
+  exec(
+    runner: CommandRunner,
+    containerID: string,
+    command: string[],
+    timeoutMs: number,
+    seen?: HandlerObservation,
+    target?: ProbeTarget,
+  ): Promise<ProbeOutcome>;
+  http(request: HttpProbeRequest, timeoutMs: number, options?: HttpProbeOptions, seen?: HandlerObservation, target?: ProbeTarget): Promise<ProbeOutcome>;
+  tcp(host: string, port: number, timeoutMs: number, seen?: HandlerObservation, target?: ProbeTarget): Promise<ProbeOutcome>;
+  grpc(host: string, port: number, service: string, timeoutMs: number, seen?: HandlerObservation, target?: ProbeTarget): Promise<ProbeOutcome>;
 }
 
 export interface ProberOptions {
@@ -64,13 +71,19 @@ export interface ProbeDetails extends ProbeVerdict {
   event?: ProbeEvent;
 }
 
-/** The real handlers; the target is dropped (probeHttp's third parameter is its options). */
-const defaultHandlers: ProbeHandlers = {
-  exec: (runner, containerID, command, timeoutMs) => probeExec(runner, containerID, command, timeoutMs),
-  http: (request, timeoutMs) => probeHttp(request, timeoutMs),
-  tcp: (host, port, timeoutMs) => probeTcp(host, port, timeoutMs),
-  grpc: (host, port, service, timeoutMs) => probeGrpc(host, port, service, timeoutMs),
-};
+/**
+ * Filled in by `probe` when the caller hands one over (the flight recorder does, with a
+ * ring slot it reuses): how many handler attempts the verdict took, the last attempt's
+ * outcome and what its handler saw. Nothing is allocated for it when absent.
+ */
+export interface ProbeNote {
+  attempts: number;
+  outcome: ProbeOutcome | undefined;
+  readonly seen: HandlerObservation;
+}
+
+/** The real handlers (they ignore the trailing target). */
+const defaultHandlers: ProbeHandlers = { exec: probeExec, http: probeHttp, tcp: probeTcp, grpc: probeGrpc };
 
 /**
  * Runs one probe for a worker: picks the handler, retries errored attempts, maps the
@@ -101,8 +114,9 @@ export class Prober {
     status: PodStatus,
     container: Container,
     containerID: string,
+    note?: ProbeNote,
   ): Promise<ProbeVerdict> {
-    const { result, error } = await this.probeWithDetails(probeType, pod, status, container, containerID);
+    const { result, error } = await this.probeWithDetails(probeType, pod, status, container, containerID, note);
     return error ? { result, error } : { result };
   }
 
@@ -113,6 +127,7 @@ export class Prober {
     status: PodStatus,
     container: Container,
     containerID: string,
+    note?: ProbeNote,
   ): Promise<ProbeDetails> {
     const kind = probeTypeName(probeType);
     const spec = probeSpecOf(probeType, container);
@@ -123,9 +138,15 @@ export class Prober {
     if (spec === undefined) return { result: 'success', outcome: { result: 'success', output: '' } };
 
     let outcome: ProbeOutcome = { result: 'unknown', output: '' };
-    for (let attempt = 0; attempt < MAX_PROBE_RETRIES; attempt++) {
-      outcome = await this.runProbe(probeType, spec, pod, status, container, containerID);
+    let attempt = 0;
+    while (attempt < MAX_PROBE_RETRIES) {
+      attempt++;
+      outcome = await this.runProbe(probeType, spec, pod, status, container, containerID, note?.seen);
       if (!outcome.error) break;
+    }
+    if (note) {
+      note.attempts = attempt;
+      note.outcome = outcome;
     }
 
     const ref = { pod, containerName: container.name };
@@ -162,6 +183,7 @@ export class Prober {
     status: PodStatus,
     container: Container,
     containerID: string,
+    seen?: HandlerObservation,
   ): Promise<ProbeOutcome> {
     // Defaulting normally happened in the apiserver; a library caller may have skipped it.
     const timeoutMs = (probeSpec.timeoutSeconds || DEFAULT_PROBE_TIMEOUT_SECONDS) * 1000;
@@ -170,17 +192,17 @@ export class Prober {
     try {
       if (probeSpec.exec) {
         const command = expandCommandOnlyStatic(probeSpec.exec.command ?? [], container.env);
-        return await this.handlers.exec(this.runner, containerID, command, timeoutMs, target);
+        return await this.handlers.exec(this.runner, containerID, command, timeoutMs, seen, target);
       }
       if (probeSpec.httpGet) {
-        return await this.handlers.http(this.httpRequestFor(probeSpec.httpGet, container, podIP), timeoutMs, target);
+        return await this.handlers.http(this.httpRequestFor(probeSpec.httpGet, container, podIP), timeoutMs, undefined, seen, target);
       }
       if (probeSpec.tcpSocket) {
         const port = resolveContainerPort(probeSpec.tcpSocket.port, container);
-        return await this.handlers.tcp(probeSpec.tcpSocket.host || podIP, port, timeoutMs, target);
+        return await this.handlers.tcp(probeSpec.tcpSocket.host || podIP, port, timeoutMs, seen, target);
       }
       if (probeSpec.grpc) {
-        return await this.handlers.grpc(podIP, probeSpec.grpc.port, probeSpec.grpc.service ?? '', timeoutMs, target);
+        return await this.handlers.grpc(podIP, probeSpec.grpc.port, probeSpec.grpc.service ?? '', timeoutMs, seen, target);
       }
     } catch (err) {
       // Request building (e.g. an unresolvable named port) or a handler bug: the probe
@@ -207,7 +229,7 @@ export class Prober {
    * every probe, as it always did, since it might keep or change it.
    */
   private httpRequestFor(action: HTTPGetAction, container: Container, podIP: string): HttpProbeRequest {
-    if (this.handlers.http !== defaultHandlers.http) return newHttpProbeRequest(action, container, podIP);
+    if (this.handlers.http !== probeHttp) return newHttpProbeRequest(action, container, podIP);
     // The same steps, in the same order, as newHttpProbeRequest (so the same errors).
     const scheme = (action.scheme ?? '').toLowerCase() || 'http';
     const host = action.host || podIP;

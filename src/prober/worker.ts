@@ -7,6 +7,9 @@ import type { ContainerStatus, ContainerWithRules, Pod, PodStatus, Probe } from 
 import type { WorkerContext } from './context.js';
 import type { ProbeManager } from './manager.js';
 import type { WorkerSeries } from './metrics.js';
+import type { ProbeVerdict } from './prober.js';
+import type { ProbeRing } from './recorder.js';
+import { ringInfoOf } from './recorder-info.js';
 import { containerShouldRestart } from './restart-rules.js';
 import type { ResultsManager } from './results.js';
 import { Ticker } from './ticker.js';
@@ -77,6 +80,10 @@ export class ProbeWorker {
   private resolveLoop: (() => void) | undefined;
   /** Started by its manager, which counts the workers still running (see `launch`). */
   private managed = false;
+  /** The flight recorder's ring, made at the first probe (an idle worker holds none). */
+  private ring: ProbeRing | undefined;
+  /** When the ticker's schedule was (re)phased: ticks fall due a whole number of periods after it. */
+  private scheduleFrom = 0;
   /** Made once: the ticker calls it at every tick. */
   private readonly onTick = (): void => this.signal();
 
@@ -201,6 +208,7 @@ export class ProbeWorker {
       this.exit();
       return;
     }
+    this.scheduleFrom = this.context.clock.now();
     this.ticker = new Ticker(this.context.clock, this.periodMs, this.onTick);
     this.probeNow();
   }
@@ -227,6 +235,7 @@ export class ProbeWorker {
     } else if (this.triggerPending) {
       this.triggerPending = false;
       this.ticker?.reset();
+      this.scheduleFrom = this.context.clock.now();
       this.probeNow();
     } else if (this.ticker?.take()) {
       this.probeNow();
@@ -288,6 +297,7 @@ export class ProbeWorker {
       if (this.currentContainerID !== '') this.resultsManager.remove(this.currentContainerID);
       this.context.removeWorker(this);
       this.series.remove();
+      if (this.ring) this.ring.live = false;
     } catch (error) {
       warn('probe worker clean-up failed', error);
     }
@@ -351,13 +361,33 @@ export class ProbeWorker {
       return true; // liveness and readiness wait until the container has started
     }
 
-    const { result, error } = await this.context.prober.probe(
-      this.probeType,
-      this.pod,
-      status,
-      this.container,
-      this.currentContainerID,
-    );
+    const recorder = this.context.flightRecorder;
+    const slot =
+      recorder === undefined
+        ? undefined
+        : (this.ring ??= recorder.ringFor(ringInfoOf(this.pod, this.container, this.probeType, this.spec))).begin(
+            this.dueAt(start),
+            start,
+            this.currentContainerID,
+          );
+    const verdict = await this.context.prober.probe(this.probeType, this.pod, status, this.container, this.currentContainerID, slot);
+    if (slot === undefined || this.ring === undefined) return this.countVerdict(verdict, start);
+    const id = this.currentContainerID;
+    const before = this.resultsManager.get(id);
+    const keepGoing = this.countVerdict(verdict, start);
+    this.ring.commit(slot, clock.now(), verdict.result, verdict.error, before, this.resultsManager.get(id));
+    return keepGoing;
+  }
+
+  /** When the probe starting at `start` was due: the last tick of the schedule, or `start` off-schedule. */
+  private dueAt(start: number): number {
+    if (this.periodMs <= 0 || start < this.scheduleFrom) return start;
+    return this.scheduleFrom + Math.floor((start - this.scheduleFrom) / this.periodMs) * this.periodMs;
+  }
+
+  /** Counts a verdict against the thresholds and caches the result once one is crossed. */
+  private countVerdict({ result, error }: ProbeVerdict, start: number): boolean {
+    const { clock } = this.context;
     // An errored probe could not even be attempted: it says nothing about the container.
     if (error) return true;
 

@@ -5,8 +5,8 @@
  */
 import { Registry } from 'prom-client';
 import type { EventList, PodList, Status } from '../api/types.js';
-import { internalErrorStatus, methodNotAllowedStatus, notFoundStatus } from './status.js';
-import type { KubeletView } from './view.js';
+import { badRequestStatus, internalErrorStatus, methodNotAllowedStatus, notFoundStatus } from './status.js';
+import type { KubeletView, ProbeQuery } from './view.js';
 
 export interface Reply {
   status: number;
@@ -37,7 +37,38 @@ const routes: ReadonlyMap<string, Handler> = new Map<string, Handler>([
     },
   ],
   ['/metrics/probes', async (view) => text(200, await view.probeMetrics(), Registry.PROMETHEUS_CONTENT_TYPE)],
+  [
+    '/probes',
+    async (view, query) => {
+      const parsed = probeQuery(query);
+      if (typeof parsed === 'string') return status(badRequestStatus(parsed));
+      return json(200, { kind: 'ProbeHistoryList', items: view.listProbes?.(parsed) ?? [] });
+    },
+  ],
 ]);
+
+const PROBE_TYPES = ['liveness', 'readiness', 'startup'] as const;
+
+/** `/probes` filters, or the message saying which one is wrong and how to fix it. */
+export function probeQuery(query: URLSearchParams): ProbeQuery | string {
+  const out: ProbeQuery = {};
+  const pod = query.get('pod');
+  if (pod) out.pod = pod;
+  const container = query.get('container');
+  if (container) out.container = container;
+  const type = query.get('type');
+  if (type) {
+    const probeType = PROBE_TYPES.find((t) => t === type);
+    if (probeType === undefined) return `type: Unsupported value: ${JSON.stringify(type)}: supported values: "liveness", "readiness", "startup"`;
+    out.probeType = probeType;
+  }
+  const limit = query.get('limit');
+  if (limit) {
+    if (!/^\d{1,9}$/.test(limit)) return `limit: Invalid value: ${JSON.stringify(limit)}: must be a non-negative integer`;
+    out.limit = Number(limit);
+  }
+  return out;
+}
 
 /** Answers one request. Never rejects: a failing view becomes a 500 `Status`. */
 export async function route(view: KubeletView, method: string, rawUrl: string): Promise<Reply> {

@@ -4,8 +4,13 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { realClock, type Clock } from '../util/clock.js';
+import { dashboardHeaders, loadDashboard, type Dashboard } from './dashboard.js';
 import { isLoopbackHost } from './loopback.js';
+import { isOwnOrigin } from './origin.js';
 import { route } from './routes.js';
+import { forbiddenStatus } from './status.js';
+import { serveStream } from './stream.js';
 import type { KubeletView } from './view.js';
 
 export interface ServerOptions {
@@ -13,6 +18,10 @@ export interface ServerOptions {
   host?: string;
   /** 0 picks any free port. Default 10255, the kubelet's read-only port. */
   port?: number;
+  /** Where the built dashboard is (index.html, app.js, app.css); default: dist/web of this package. */
+  dashboardDir?: string;
+  /** Timers of the live stream (batching, heartbeat); default the real clock. */
+  clock?: Clock;
 }
 
 export interface RunningServer {
@@ -37,8 +46,11 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
     throw new RangeError(`port must be an integer from 0 to 65535, got ${port}`);
   }
 
+  const dashboard = await loadDashboard(options.dashboardDir);
+  const clock = options.clock ?? realClock;
+  let ownPort = port;
   const server = createServer((req, res) => {
-    void respond(view, req, res);
+    void respond(view, req, res, { dashboard, clock, port: ownPort });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -49,6 +61,7 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
   });
 
   const info = server.address() as AddressInfo;
+  ownPort = info.port;
   const urlHost = info.family === 'IPv6' ? `[${info.address}]` : info.address;
   let closing: Promise<void> | undefined;
   return {
@@ -65,9 +78,45 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
   };
 }
 
-async function respond(view: KubeletView, req: IncomingMessage, res: ServerResponse): Promise<void> {
+interface ServeContext {
+  dashboard: Dashboard;
+  clock: Clock;
+  port: number;
+}
+
+/** Paths that carry probe bodies or run code in the browser: only for requests from this server's own pages. */
+const OWN_ORIGIN_PATHS = new Set(['/', '/app.js', '/app.css', '/favicon.svg', '/stream', '/probes']);
+
+async function respond(view: KubeletView, req: IncomingMessage, res: ServerResponse, ctx: ServeContext): Promise<void> {
   const method = req.method ?? 'GET';
-  const reply = await route(view, method, req.url ?? '/');
+  const rawUrl = req.url ?? '/';
+  const queryAt = rawUrl.indexOf('?');
+  const path = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);
+  if (OWN_ORIGIN_PATHS.has(path) && !isOwnOrigin(req, ctx.port)) {
+    send(res, method, { status: 403, headers: { 'Content-Type': 'application/json' }, body: `${JSON.stringify(forbiddenStatus())}\n` });
+    return;
+  }
+  if (method === 'GET' && path === '/stream') {
+    serveStream(view, req, res, ctx.clock, dashboardHeaders('text/event-stream'));
+    return;
+  }
+  if (path === '/' && ctx.dashboard.size === 0) {
+    const body = 'The dashboard was not built: run `npm run build` (it bundles web/ into dist/web/).\n';
+    send(res, method, { status: 503, headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body });
+    return;
+  }
+  const file = method === 'GET' || method === 'HEAD' ? ctx.dashboard.get(path) : undefined;
+  if (file) {
+    res.statusCode = 200;
+    for (const [name, value] of Object.entries(dashboardHeaders(file.type))) res.setHeader(name, value);
+    res.setHeader('Content-Length', file.body.length);
+    res.end(method === 'HEAD' ? undefined : file.body);
+    return;
+  }
+  send(res, method, await route(view, method, rawUrl));
+}
+
+function send(res: ServerResponse, method: string, reply: { status: number; headers: Record<string, string>; body: string }): void {
   res.statusCode = reply.status;
   for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
   res.setHeader('Content-Length', Buffer.byteLength(reply.body));

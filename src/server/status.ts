@@ -20,3 +20,11 @@ export function internalErrorStatus(err: unknown): Status {
   const text = err instanceof Error ? err.message : String(err);
   return failure(500, 'InternalError', `Internal error occurred: ${text}`);
 }
+
+export function badRequestStatus(message: string): Status {
+  return failure(400, 'BadRequest', message);
+}
+
+export function forbiddenStatus(): Status {
+  return failure(403, 'Forbidden', 'only pages served by this API on a loopback address may read it (check the Host and Origin headers)');
+}

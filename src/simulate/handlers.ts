@@ -33,9 +33,9 @@ export function simulatedHandlers(runtime: SimRuntime, clock: Clock, counter: Pr
   /** Resolves `outcome` after `ms` on the clock (at once when 0). */
   const later = (ms: number, outcome: ProbeOutcome): Promise<ProbeOutcome> =>
     ms <= 0 ? Promise.resolve(outcome) : new Promise((resolve) => clock.setTimeout(() => resolve(outcome), ms));
-  const stateOf = (target: ProbeTarget): PhaseState | undefined => {
+  const stateOf = (target: ProbeTarget | undefined): PhaseState | undefined => {
     counter.probes++;
-    return runtime.stateOf(target.containerID, target.probeType);
+    return target === undefined ? undefined : runtime.stateOf(target.containerID, target.probeType);
   };
   /** A healthy answer after the state's delay, or the timeout's outcome when it comes too late. */
   const answer = (state: PhaseState, timeoutMs: number, ok: ProbeOutcome, timedOut: ProbeOutcome): Promise<ProbeOutcome> => {
@@ -43,16 +43,16 @@ export function simulatedHandlers(runtime: SimRuntime, clock: Clock, counter: Pr
     return delay < timeoutMs ? later(delay, ok) : later(timeoutMs, timedOut);
   };
   return {
-    exec: (_runner, containerID, command, timeoutMs, target) => {
+    exec: (_runner, containerID, command, timeoutMs, _seen, target) => {
       counter.probes++;
       return probeExec(
-        { runInContainer: (id, cmd, ms) => runtime.execAs(id, cmd, ms, target.probeType) },
+        { runInContainer: (id, cmd, ms) => runtime.execAs(id, cmd, ms, target?.probeType) },
         containerID,
         command,
         timeoutMs,
       );
     },
-    http: (request, timeoutMs, target) => {
+    http: (request, timeoutMs, _options, _seen, target) => {
       const state = stateOf(target);
       const get = `Get ${goQuote(request.url)}`;
       if (state === undefined || state.kind === 'down' || state.kind === 'exit') {
@@ -66,14 +66,14 @@ export function simulatedHandlers(runtime: SimRuntime, clock: Clock, counter: Pr
         output: `${get}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)`,
       });
     },
-    tcp: (host, port, _timeoutMs, target) => {
+    tcp: (host, port, _timeoutMs, _seen, target) => {
       const state = stateOf(target);
       if (state === undefined || state.kind === 'down' || state.kind === 'exit') {
         return Promise.resolve({ result: 'failure', output: `dial tcp ${joinHostPort(host, port)}: connect: connection refused` });
       }
       return Promise.resolve({ result: 'success', output: '' });
     },
-    grpc: (host, port, _service, timeoutMs, target) => {
+    grpc: (host, port, _service, timeoutMs, _seen, target) => {
       const state = stateOf(target);
       const addr = JSON.stringify(joinHostPort(host, port));
       const timeoutText = formatGoDuration(timeoutMs);

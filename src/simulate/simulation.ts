@@ -110,6 +110,8 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): Runn
     prober,
     kubeletRestart: options.kubeletRestart === true,
     admit: admitPods,
+    // Nobody reads it here; a simulated day should not pay for its rings.
+    flightRecorder: false,
   });
 
   const outcomes = new Map<string, PodOutcome>();

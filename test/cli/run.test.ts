@@ -149,7 +149,7 @@ describe('probelet run: output and API', () => {
     expect(objects[0]).toMatchObject({ type: 'run', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
     const pods = objects.filter((o) => o.type === 'pod').map((o) => o.pod);
     const events = objects.filter((o) => o.type === 'event').map((o) => o.event);
-    expect(objects.every((o) => ['run', 'pod', 'event'].includes(o.type))).toBe(true);
+    expect(objects.every((o) => ['run', 'pod', 'event', 'probe', 'measurements'].includes(o.type))).toBe(true);
     expect(pods.every((p) => p?.metadata?.name === 'web')).toBe(true);
     expect(pods.some((p) => p?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))).toBe(true);
     expect(pods.some((p) => p?.metadata?.deletionTimestamp !== undefined)).toBe(true);

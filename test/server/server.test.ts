@@ -133,7 +133,7 @@ describe('read-only API routes', () => {
 
   it('unknown paths get 404 with a NotFound Status', async () => {
     const { url } = await start();
-    for (const path of ['/', '/podsx', '/pods/web', '/metrics', '//healthz']) {
+    for (const path of ['/podsx', '/pods/web', '/metrics', '//healthz']) {
       const res = await send(url, 'GET', path);
       expect(res.status, path).toBe(404);
       expect(res.headers['content-type']).toBe('application/json');

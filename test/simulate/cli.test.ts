@@ -6,6 +6,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadManifests } from '../../src/api/documents.js';
+import { podsOf } from '../../src/api/manifest.js';
+import { setPodDefaults } from '../../src/api/defaults.js';
+import { computeBudget, startupGuard } from '../../src/check/budgets.js';
 import { runCli } from '../cli/helpers.js';
 
 const DEMO = 'examples/demo/pod.yaml';
@@ -151,25 +155,21 @@ describe('probelet simulate', () => {
 });
 
 /**
- * The startup budget `check` computes for a container without a startupProbe: how long its
- * liveness probe lets a start-up take, `initialDelaySeconds + failureThreshold × periodSeconds`.
- * TODO(integrator): replace with `computeBudget(...).startupBudgetSeconds` from
- * src/check/budgets.ts once merged.
+ * `check`'s budgets for the manifest's one container: `startupBudgetSeconds` (the longest
+ * start-up that can survive, in the most favourable phase of the probe's ticks) and the
+ * start-up that always survives, whatever the phase.
  */
-function startupBudgetSeconds(liveness: { initialDelaySeconds: number; failureThreshold: number; periodSeconds: number }): number {
-  return liveness.initialDelaySeconds + liveness.failureThreshold * liveness.periodSeconds;
-}
-
-/**
- * What the kubelet's code actually gives (the simulation runs it): probes tick every period
- * from the worker's start; the one at 0 s finds no container status yet; the first one at or
- * after initialDelay counts as failure 1, and the kill follows failure `failureThreshold`.
- * Equal to the formula above when initialDelay is 0; up to a period shorter otherwise.
- */
-function tickAlignedBudgetSeconds(liveness: { initialDelaySeconds: number; failureThreshold: number; periodSeconds: number }): number {
-  const p = liveness.periodSeconds;
-  const first = Math.max(p, Math.ceil(liveness.initialDelaySeconds / p) * p);
-  return first + (liveness.failureThreshold - 1) * p;
+async function checkBudgets(file: string): Promise<{ budget: number | null; alwaysSurvives: number | undefined }> {
+  const load = await loadManifests([file]);
+  const [found] = podsOf(load.objects).pods;
+  if (!found) throw new Error(`no pod in ${file}`);
+  const pod = setPodDefaults(found.pod);
+  const container = pod.spec?.containers[0];
+  if (!container) throw new Error(`no container in ${file}`);
+  return {
+    budget: computeBudget(found.object, pod, container, 'container').startupBudgetSeconds,
+    alwaysSurvives: startupGuard(container)?.alwaysSurvivesSeconds,
+  };
 }
 
 describe('the advice of a kill explanation', () => {
@@ -198,7 +198,7 @@ describe('probelet simulate --sweep', () => {
     { initialDelaySeconds: 0, failureThreshold: 5, periodSeconds: 3 },
     { initialDelaySeconds: 15, failureThreshold: 1, periodSeconds: 10 },
     { initialDelaySeconds: 5, failureThreshold: 4, periodSeconds: 5 },
-  ])('the threshold is the first start-up longer than the budget of the liveness probe %j', async (liveness) => {
+  ])('the threshold agrees with check\'s startup budget for the liveness probe %j', async (liveness) => {
     const file = manifest(
       `sweep-${liveness.initialDelaySeconds}-${liveness.failureThreshold}-${liveness.periodSeconds}.yaml`,
       `apiVersion: apps/v1
@@ -222,9 +222,14 @@ spec:
             periodSeconds: ${liveness.periodSeconds}
 `,
     );
-    const budget = tickAlignedBudgetSeconds(liveness);
-    if (liveness.initialDelaySeconds === 0) expect(budget).toBe(startupBudgetSeconds(liveness));
-    else expect(startupBudgetSeconds(liveness) - budget).toBeLessThanOrEqual(liveness.periodSeconds);
+    // The simulation starts the container at a tick instant: the phase check's budget assumes
+    // for its longest survivable start-up when there is no initial delay.
+    const { budget: checkBudget, alwaysSurvives } = await checkBudgets(file);
+    const p = liveness.periodSeconds;
+    const budget = Math.max(p, Math.ceil(liveness.initialDelaySeconds / p) * p) + (liveness.failureThreshold - 1) * p;
+    if (liveness.initialDelaySeconds === 0) expect(budget).toBe(checkBudget);
+    expect(budget).toBeGreaterThanOrEqual(alwaysSurvives ?? Infinity);
+    expect(budget).toBeLessThanOrEqual(checkBudget ?? -Infinity);
     const run = await runCli(['simulate', file, '-b', 'web=down:1s,up', '--for', '5m', '--sweep', `web=${budget - 5}s..${budget + 5}s/1s`, '-o', 'json']);
     expect(run.code).toBe(0);
     const lines = jsonLines(run.stdout);

@@ -50,10 +50,10 @@ describe('SimRuntime', () => {
 describe('simulated handlers', () => {
   it('hang: HTTP, gRPC and exec time out at timeoutSeconds on the clock; TCP still succeeds', async () => {
     const { clock, handlers, target, runtime, id } = await setup({ script: parseScript('hang'), probes: {} });
-    const http = handlers.http({ url: 'http://127.0.0.1:8080/healthz', headers: [] }, 1000, target('liveness'));
-    const grpc = handlers.grpc('127.0.0.1', 9000, '', 2000, target('liveness'));
-    const exec = handlers.exec({ runInContainer: (i, c, t) => runtime.execSync(i, c, t) }, id, ['cat', 'x'], 3000, target('liveness'));
-    expect(await handlers.tcp('127.0.0.1', 8080, 1000, target('liveness'))).toEqual({ result: 'success', output: '' });
+    const http = handlers.http({ url: 'http://127.0.0.1:8080/healthz', headers: [] }, 1000, undefined, undefined, target('liveness'));
+    const grpc = handlers.grpc('127.0.0.1', 9000, '', 2000, undefined, target('liveness'));
+    const exec = handlers.exec({ runInContainer: (i, c, t) => runtime.execSync(i, c, t) }, id, ['cat', 'x'], 3000, undefined, target('liveness'));
+    expect(await handlers.tcp('127.0.0.1', 8080, 1000, undefined, target('liveness'))).toEqual({ result: 'success', output: '' });
     await clock.advance(3000);
     expect(await http).toEqual({ result: 'failure', output: 'Get "http://127.0.0.1:8080/healthz": context deadline exceeded (Client.Timeout exceeded while awaiting headers)' });
     expect(await grpc).toEqual({ result: 'failure', output: 'timeout: health rpc did not complete within 2s' });
@@ -63,15 +63,15 @@ describe('simulated handlers', () => {
   it('slow(D): healthy after D, a timeout when D ≥ timeoutSeconds; per-probe overrides win', async () => {
     const { clock, handlers, target } = await setup({ script: parseScript('slow(2s)'), probes: { readiness: parseScript('fail') } });
     let early: unknown;
-    void handlers.http({ url: 'http://127.0.0.1:8080/', headers: [] }, 5000, target('liveness')).then((o) => (early = o));
+    void handlers.http({ url: 'http://127.0.0.1:8080/', headers: [] }, 5000, undefined, undefined, target('liveness')).then((o) => (early = o));
     await clock.advance(1999);
     expect(early).toBeUndefined();
     await clock.advance(1);
     expect(early).toEqual({ result: 'success', output: 'ok' });
-    const late = handlers.http({ url: 'http://127.0.0.1:8080/', headers: [] }, 2000, target('liveness'));
+    const late = handlers.http({ url: 'http://127.0.0.1:8080/', headers: [] }, 2000, undefined, undefined, target('liveness'));
     await clock.advance(2000);
     expect((await late).result).toBe('failure');
-    expect(await handlers.http({ url: 'http://127.0.0.1:8080/', headers: [] }, 1000, target('readiness'))).toEqual({
+    expect(await handlers.http({ url: 'http://127.0.0.1:8080/', headers: [] }, 1000, undefined, undefined, target('readiness'))).toEqual({
       result: 'failure',
       output: 'HTTP probe failed with statuscode: 500',
     });
@@ -79,8 +79,8 @@ describe('simulated handlers', () => {
 
   it('down: connection refused in Go words', async () => {
     const { handlers, target } = await setup({ script: parseScript('down'), probes: {} });
-    expect(await handlers.tcp('127.0.0.1', 81, 1000, target('readiness'))).toEqual({ result: 'failure', output: 'dial tcp 127.0.0.1:81: connect: connection refused' });
-    expect((await handlers.http({ url: 'http://127.0.0.1:81/', headers: [] }, 1000, target('readiness'))).output).toBe(
+    expect(await handlers.tcp('127.0.0.1', 81, 1000, undefined, target('readiness'))).toEqual({ result: 'failure', output: 'dial tcp 127.0.0.1:81: connect: connection refused' });
+    expect((await handlers.http({ url: 'http://127.0.0.1:81/', headers: [] }, 1000, undefined, undefined, target('readiness'))).output).toBe(
       'Get "http://127.0.0.1:81/": dial tcp 127.0.0.1:81: connect: connection refused',
     );
   });

@@ -1,0 +1,254 @@
+/**
+ * The timing budgets of a container: how long it may take to start, when it can be Ready,
+ * and how long a hang goes unnoticed — computed from the worker's semantics (§4.3, §4.6), the
+ * kill grace (§10.6) and the crash-loop back-off (§10.7). This is the one place the timing
+ * formulas live; `test/check/budgets-engine.test.ts` checks them against the real
+ * `ProbeManager` on the `FakeClock`, so they cannot drift from the engine.
+ *
+ * The model, read off `prober/worker.ts` and `prober/ticker.ts`:
+ * - A worker probes at once and then on a fixed-rate (start-to-start) ticker whose phase is
+ *   arbitrary relative to the container's start (workers exist before their container), so
+ *   the first probe that passes `initialDelaySeconds` lands between D and D + P after the start.
+ * - A probe that ends within its period does not delay the next tick; one that takes
+ *   `timeoutSeconds ≥ periodSeconds` is followed at once by the next (the one buffered
+ *   tick), so failing probes that time out run every `max(P, T)`.
+ * - The verdict is counted when the probe *ends*; the `failureThreshold`-th failure in a
+ *   row writes Failure (a liveness/startup Failure is a kill). A probe that *errors* (it
+ *   could not even be attempted) never counts: budgets assume real failures.
+ * - Liveness and readiness wait until the container is `started` (at once without a
+ *   startup probe, at the startup probe's success with one).
+ *
+ * Every window below runs from `earliest` (the first probe that sees the container, or the
+ * hang, lands at once: exactly at `initialDelaySeconds`, or at the hang) to `latest` (it lands a
+ * full period later: the container started, or the app hung, just after a tick).
+ */
+import type { ManifestObject } from '../api/documents.js';
+import {
+  DEFAULT_PROBE_FAILURE_THRESHOLD,
+  DEFAULT_PROBE_PERIOD_SECONDS,
+  DEFAULT_PROBE_SUCCESS_THRESHOLD,
+  DEFAULT_PROBE_TIMEOUT_SECONDS,
+} from '../api/defaults.js';
+import type { Container, Pod, Probe } from '../api/types.js';
+import { CRASH_LOOP_BACK_OFF, killGracePeriodSeconds } from '../prober/kill-policy.js';
+import type { ProbeType } from '../prober/types.js';
+import { formatGoDuration } from '../util/duration.js';
+import type { ContainerBudget, ContainerRole } from './types.js';
+
+/** How a failing probe fails: at once (nothing listens yet, exec exits ≠ 0) or at its timeout (a hung app). */
+export type FailureMode = 'refused' | 'timeout';
+
+/** A span of time in seconds over every phase of the ticker, both ends included. */
+export interface TimeWindow {
+  earliestSeconds: number;
+  latestSeconds: number;
+}
+
+/** The probe fields the budgets read, defaulted like the worker defaults them. */
+export interface ProbeTiming {
+  /** `initialDelaySeconds`; negative values never block (§4.3 step 9), so they read as 0. */
+  initialDelay: number;
+  period: number;
+  timeout: number;
+  successThreshold: number;
+  failureThreshold: number;
+}
+
+export const PROBE_FIELD = {
+  liveness: 'livenessProbe',
+  readiness: 'readinessProbe',
+  startup: 'startupProbe',
+} as const satisfies Record<ProbeType, keyof Container>;
+
+const PROBE_ORDER: readonly ProbeType[] = ['liveness', 'readiness', 'startup'];
+
+/** A start-up that reaches one hour unnoticed is what the `startup-hang-unnoticed` rule reports. */
+export const ONE_HOUR_SECONDS = 3600;
+
+/**
+ * The probe's timing fields. The pod is defaulted already; a value the apiserver would
+ * reject (zero or negative) reads as its default here, so a budget can still be printed
+ * beside the validation error.
+ */
+export function probeTiming(probe: Probe): ProbeTiming {
+  const positive = (value: number | undefined, fallback: number): number =>
+    typeof value === 'number' && value > 0 ? value : fallback;
+  return {
+    initialDelay: Math.max(0, probe.initialDelaySeconds ?? 0),
+    period: positive(probe.periodSeconds, DEFAULT_PROBE_PERIOD_SECONDS),
+    timeout: positive(probe.timeoutSeconds, DEFAULT_PROBE_TIMEOUT_SECONDS),
+    successThreshold: positive(probe.successThreshold, DEFAULT_PROBE_SUCCESS_THRESHOLD),
+    failureThreshold: positive(probe.failureThreshold, DEFAULT_PROBE_FAILURE_THRESHOLD),
+  };
+}
+
+/** The spacing of consecutive failing probes: the period, or the timeout when a probe overruns it. */
+export function failureInterval(t: ProbeTiming, mode: FailureMode): number {
+  return mode === 'timeout' ? Math.max(t.period, t.timeout) : t.period;
+}
+
+/**
+ * When the worker writes Failure, in seconds after the moment from which every probe fails:
+ * `earliest = delay + (F − 1) × interval + duration`, `latest = earliest + P`, where `delay`
+ * is `initialDelaySeconds` when counting from the container's start (`fromStart`) and 0 for a
+ * hang later on, `interval` is `failureInterval`, and `duration` is 0 (refused) or the timeout.
+ */
+export function failureWindow(probe: Probe, mode: FailureMode, fromStart: boolean): TimeWindow {
+  const t = probeTiming(probe);
+  const delay = fromStart ? t.initialDelay : 0;
+  const earliest = delay + (t.failureThreshold - 1) * failureInterval(t, mode) + (mode === 'timeout' ? t.timeout : 0);
+  return { earliestSeconds: earliest, latestSeconds: earliest + t.period };
+}
+
+/** Which probe kills a container that does not start: the startup probe, else liveness. */
+export interface StartupGuard {
+  kind: 'startup' | 'liveness';
+  probe: Probe;
+  /**
+   * Start-ups up to this long always survive (the last probe lands at or after it whatever
+   * the phase): `initialDelaySeconds + (failureThreshold − 1) × periodSeconds`.
+   */
+  alwaysSurvivesSeconds: number;
+  /**
+   * `initialDelaySeconds + failureThreshold × periodSeconds` (= `startupBudgetSeconds`): the
+   * latest the kill can come, and the longest start-up that can survive — only when the first
+   * probe lands a full period after `initialDelaySeconds` (a container started at the very
+   * instant of a tick with no initial delay, which a virtual clock produces: that tick does not
+   * see it yet). A longer start-up is killed whatever the phase; between `alwaysSurvivesSeconds`
+   * and this, whether a start is killed depends on the phase.
+   */
+  budgetSeconds: number;
+}
+
+/**
+ * The probe that decides whether a slow start is killed, and its window, assuming the app
+ * answers nothing until it is up and its probes fail at once (connection refused, exec
+ * exit ≠ 0): timeouts then do not count, since a probe shorter than its period does not
+ * delay the next tick. `undefined` when nothing can kill a slow start.
+ */
+export function startupGuard(container: Container): StartupGuard | undefined {
+  const kind = container.startupProbe ? 'startup' : container.livenessProbe ? 'liveness' : undefined;
+  const probe = kind === undefined ? undefined : container[PROBE_FIELD[kind]];
+  if (kind === undefined || !probe) return undefined;
+  const window = failureWindow(probe, 'refused', true);
+  return { kind, probe, alwaysSurvivesSeconds: window.earliestSeconds, budgetSeconds: window.latestSeconds };
+}
+
+/** `liveness 3 × 10s`, `startup initialDelaySeconds 5 + 30 × 10s`, `liveness 3 × 10s + timeout 1s`: how a budget was made, for messages. */
+export function describeFailureBudget(kind: ProbeType, probe: Probe, fromStart: boolean, mode: FailureMode = 'refused'): string {
+  const t = probeTiming(probe);
+  const delay = fromStart && t.initialDelay > 0 ? `initialDelaySeconds ${t.initialDelay} + ` : '';
+  const interval = failureInterval(t, mode);
+  const spacing = mode === 'timeout' && t.timeout >= t.period ? `${t.failureThreshold} × timeout ${formatSeconds(interval)}` : `${t.failureThreshold} × ${formatSeconds(t.period)}`;
+  const timeout = mode === 'timeout' && t.timeout < t.period ? ` + timeout ${formatSeconds(t.timeout)}` : '';
+  return `${kind} ${delay}${spacing}${timeout}`;
+}
+
+/**
+ * The kill's grace (§10.6) after a liveness failure: the liveness probe's
+ * `terminationGracePeriodSeconds`, else the pod's (the kubelet's own formula).
+ */
+export function livenessKillGraceSeconds(pod: Pod, container: Container): number {
+  return killGracePeriodSeconds(pod, container, 'liveness');
+}
+
+/**
+ * How long the kubelet waits before restarting a container that has already been
+ * restarted `restarts` times in a row (its `restartCount` in a crash loop): 0 for the first
+ * restart, then 10 s, 20 s, 40 s … doubling up to 300 s (§10.7, the default node config).
+ * A run of more than 10 minutes between exits starts the sequence over.
+ */
+export function backOffAfterRestarts(restarts: number): number {
+  if (!(restarts >= 1)) return 0;
+  const { initialMs, maxMs } = CRASH_LOOP_BACK_OFF;
+  // Past the cap the exponent no longer matters; bounding it keeps 2 ** n finite.
+  const exponent = Math.min(Math.floor(restarts) - 1, 30);
+  return Math.min(initialMs * 2 ** exponent, maxMs) / 1000;
+}
+
+/**
+ * The budgets of one container of `object`, from its pod with the apiserver's defaults
+ * applied (`setPodDefaults`). Every time is in seconds from the container's start (for
+ * start-up and Ready) or from the moment the app hangs (for the hang budgets); `null`
+ * where no probe bounds it.
+ *
+ * - `startupBudgetSeconds` — **the last start-up time that can survive** (convention: "last
+ *   that survives", in the most favourable phase; it is also the latest the kill can come):
+ *   startup probe (else liveness) `initialDelaySeconds + failureThreshold × periodSeconds`,
+ *   failing probes failing at once. Any longer start-up is killed whatever the phase; one up
+ *   to a period shorter always survives; in between it depends on the phase (`startupGuard`).
+ * - `earliestReadySeconds` — **the earliest** Ready: readiness (gated by the startup probe's
+ *   earliest success, `initialDelaySeconds`) at `max(startup delay, readiness delay) +
+ *   (successThreshold − 1) × periodSeconds`; with only a startup probe, its own delay;
+ *   `null` when nothing gates readiness (Ready as soon as started).
+ * - `hangToKillSeconds` — **the worst case** from a hang to the container being gone:
+ *   liveness `periodSeconds + (failureThreshold − 1) × max(periodSeconds, timeoutSeconds) +
+ *   timeoutSeconds` (= `F × P + T` when the timeout is below the period), plus the kill
+ *   grace (probe-level `terminationGracePeriodSeconds`, else the pod's, at least 2 s).
+ * - `hangToNotReadySeconds` — **the worst case** from a hang to Ready → False: the same
+ *   formula over the readiness probe, or the kill if that comes first (a killed container is
+ *   not Ready); `null` when neither probe exists.
+ */
+export function computeBudget(object: ManifestObject, pod: Pod, container: Container, role: ContainerRole): ContainerBudget {
+  const probing = role !== 'init'; // the kubelet runs no probes for plain init containers
+  const probes = probing ? PROBE_ORDER.filter((kind) => container[PROBE_FIELD[kind]] !== undefined && container[PROBE_FIELD[kind]] !== null) : [];
+  const guard = probing ? startupGuard(container) : undefined;
+  const hangToKill = probing ? hangToKillSeconds(pod, container) : null;
+  const notReadyByProbe = probing && container.readinessProbe ? failureWindow(container.readinessProbe, 'timeout', false).latestSeconds : null;
+  const hangToNotReady = notReadyByProbe === null ? hangToKill : hangToKill === null ? notReadyByProbe : Math.min(notReadyByProbe, hangToKill);
+  return {
+    file: object.source,
+    object: { apiVersion: object.apiVersion, kind: object.kind, namespace: object.namespace, name: object.name },
+    container: container.name,
+    probes,
+    startupBudgetSeconds: guard?.budgetSeconds ?? null,
+    earliestReadySeconds: probing ? earliestReadySeconds(container) : null,
+    hangToKillSeconds: hangToKill,
+    hangToNotReadySeconds: hangToNotReady,
+  };
+}
+
+function hangToKillSeconds(pod: Pod, container: Container): number | null {
+  if (!container.livenessProbe) return null;
+  return failureWindow(container.livenessProbe, 'timeout', false).latestSeconds + livenessKillGraceSeconds(pod, container);
+}
+
+function earliestReadySeconds(container: Container): number | null {
+  const startedAt = container.startupProbe ? probeTiming(container.startupProbe).initialDelay : 0;
+  if (!container.readinessProbe) return container.startupProbe ? startedAt : null;
+  const r = probeTiming(container.readinessProbe);
+  return Math.max(startedAt, r.initialDelay) + (r.successThreshold - 1) * r.period;
+}
+
+/** Seconds as `40s`, `2m30s`, `1h0m0s`; `unbounded` for null. */
+export function formatSeconds(seconds: number | null): string {
+  return seconds === null ? 'unbounded' : formatGoDuration(Math.round(seconds * 1000));
+}
+
+/**
+ * A small per-container table of the budgets, for `check -o text`: one row per container,
+ * headed in words so it reads without the docs, with a legend for the bounds.
+ */
+export function formatBudgetTable(budgets: readonly ContainerBudget[]): string {
+  if (budgets.length === 0) return '';
+  const header = ['CONTAINER', 'PROBES', 'KILLED IF NOT STARTED BY', 'READY AT THE EARLIEST', 'HANG → NOT READY', 'HANG → KILLED'];
+  const rows = budgets.map((b) => [
+    b.container,
+    b.probes.length > 0 ? b.probes.join(',') : '-',
+    b.startupBudgetSeconds === null ? 'never killed' : formatSeconds(b.startupBudgetSeconds),
+    b.earliestReadySeconds === null ? 'when started' : formatSeconds(b.earliestReadySeconds),
+    b.hangToNotReadySeconds === null ? 'never' : `≤ ${formatSeconds(b.hangToNotReadySeconds)}`,
+    b.hangToKillSeconds === null ? 'never' : `≤ ${formatSeconds(b.hangToKillSeconds)}`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [
+    line(header),
+    ...rows.map(line),
+    '(times from the container\'s start, or from the moment the app hangs; ≤ = worst case, kill grace included)',
+  ].join('\n');
+}

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { setPodDefaults } from '../../src/api/defaults.js';
+import type { ManifestObject } from '../../src/api/documents.js';
+import type { Container, Pod, Probe } from '../../src/api/types.js';
+import { backOffAfterRestarts, computeBudget, failureWindow, formatBudgetTable, startupGuard } from '../../src/check/budgets.js';
+import { CrashLoopBackOff } from '../../src/kubelet/backoff.js';
+import { FakeClock } from '../../src/util/clock.js';
+
+const object: ManifestObject = {
+  source: 'deploy/web.yaml',
+  document: 2,
+  line: 30,
+  column: 1,
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  name: 'web',
+  namespace: 'shop',
+  value: {},
+  position: () => ({ line: 30, column: 1 }),
+};
+
+const http: Probe = { httpGet: { path: '/healthz', port: 8080 } };
+
+function defaulted(containers: Container[], initContainers: Container[] = []): Pod {
+  return setPodDefaults({ metadata: { name: 'web' }, spec: { containers, initContainers } });
+}
+
+describe('computeBudget', () => {
+  it('names the file, object and container, and lists the probes in the order liveness, readiness, startup', () => {
+    const pod = defaulted([{ name: 'app', startupProbe: http, readinessProbe: http, livenessProbe: http }]);
+    const b = computeBudget(object, pod, pod.spec?.containers[0] as Container, 'container');
+    expect(b).toEqual({
+      file: 'deploy/web.yaml',
+      object: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' },
+      container: 'app',
+      probes: ['liveness', 'readiness', 'startup'],
+      startupBudgetSeconds: 30, // the startup probe's 3 × 10s; liveness waits for it
+      earliestReadySeconds: 0,
+      hangToKillSeconds: 10 + 2 * 10 + 1 + 30,
+      hangToNotReadySeconds: 10 + 2 * 10 + 1,
+    });
+  });
+
+  it('is unbounded (null) everywhere without probes, and for plain init containers whatever they carry', () => {
+    const pod = defaulted([{ name: 'app' }], [{ name: 'migrate', livenessProbe: http }]);
+    for (const [container, role] of [
+      [pod.spec?.containers[0], 'container'],
+      [pod.spec?.initContainers?.[0], 'init'],
+    ] as const) {
+      const b = computeBudget(object, pod, container as Container, role);
+      expect([b.probes, b.startupBudgetSeconds, b.earliestReadySeconds, b.hangToKillSeconds, b.hangToNotReadySeconds]).toEqual([[], null, null, null, null]);
+    }
+  });
+
+  it('budgets a sidecar like a container; readiness alone bounds only NotReady', () => {
+    const pod = defaulted([{ name: 'app', readinessProbe: { ...http, initialDelaySeconds: 5, successThreshold: 2 } }], [
+      { name: 'proxy', restartPolicy: 'Always', startupProbe: { ...http, periodSeconds: 1, failureThreshold: 30 } },
+    ]);
+    const sidecar = computeBudget(object, pod, pod.spec?.initContainers?.[0] as Container, 'sidecar');
+    expect([sidecar.startupBudgetSeconds, sidecar.earliestReadySeconds, sidecar.hangToKillSeconds]).toEqual([30, 0, null]);
+    const app = computeBudget(object, pod, pod.spec?.containers[0] as Container, 'container');
+    expect([app.startupBudgetSeconds, app.earliestReadySeconds, app.hangToKillSeconds, app.hangToNotReadySeconds]).toEqual([null, 15, null, 31]);
+  });
+
+  it('reads values the apiserver rejects as their defaults, so a budget still prints beside the validation error', () => {
+    const pod = defaulted([{ name: 'app', livenessProbe: { ...http, periodSeconds: -5, failureThreshold: -1, initialDelaySeconds: -3 } }]);
+    expect(computeBudget(object, pod, pod.spec?.containers[0] as Container, 'container').startupBudgetSeconds).toBe(30);
+  });
+});
+
+describe('failureWindow and startupGuard', () => {
+  it('refused: (F − 1) × P after the delay, up to a period later; timeout: back to back at max(P, T) plus the last timeout', () => {
+    const probe: Probe = { ...http, initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 4 };
+    expect(failureWindow(probe, 'refused', true)).toEqual({ earliestSeconds: 35, latestSeconds: 45 });
+    expect(failureWindow(probe, 'timeout', true)).toEqual({ earliestSeconds: 38, latestSeconds: 48 });
+    expect(failureWindow(probe, 'timeout', false)).toEqual({ earliestSeconds: 33, latestSeconds: 43 });
+    expect(failureWindow({ ...probe, timeoutSeconds: 25 }, 'timeout', false)).toEqual({ earliestSeconds: 100, latestSeconds: 110 });
+  });
+
+  it('the startup probe guards the start when there is one, else liveness, else nothing', () => {
+    expect(startupGuard({ name: 'a', livenessProbe: http, startupProbe: { ...http, failureThreshold: 30 } })).toMatchObject({
+      kind: 'startup',
+      alwaysSurvivesSeconds: 290,
+      budgetSeconds: 300,
+    });
+    expect(startupGuard({ name: 'a', livenessProbe: http })).toMatchObject({ kind: 'liveness', alwaysSurvivesSeconds: 20, budgetSeconds: 30 });
+    expect(startupGuard({ name: 'a', readinessProbe: http })).toBeUndefined();
+  });
+});
+
+describe('backOffAfterRestarts', () => {
+  it('equals the wait the kubelet’s CrashLoopBackOff imposes before each restart of a crash loop', async () => {
+    const clock = new FakeClock(1_000_000);
+    const backOff = new CrashLoopBackOff({ clock });
+    const waits: number[] = [];
+    for (let restarts = 0; restarts < 10; restarts++) {
+      await clock.advance(1_000); // runs a second, then exits
+      const finishedAt = clock.now();
+      const decision = backOff.check('app', finishedAt);
+      const wait = decision.inBackOff ? decision.remainingMs : 0;
+      await clock.advance(wait);
+      if (wait > 0) expect(backOff.check('app', finishedAt).inBackOff).toBe(false);
+      waits.push(wait / 1000);
+    }
+    expect(waits).toEqual([0, 10, 20, 40, 80, 160, 300, 300, 300, 300]);
+    expect(waits.map((_, n) => backOffAfterRestarts(n))).toEqual(waits);
+    expect(backOffAfterRestarts(1_000)).toBe(300);
+  });
+});
+
+describe('formatBudgetTable', () => {
+  it('prints one row per container with worded headers and a legend', () => {
+    const pod = defaulted([
+      { name: 'app', startupProbe: { ...http, failureThreshold: 30 }, readinessProbe: http, livenessProbe: { ...http, terminationGracePeriodSeconds: 10 } },
+      { name: 'worker' },
+    ]);
+    const budgets = (pod.spec?.containers ?? []).map((c) => computeBudget(object, pod, c, 'container'));
+    expect(formatBudgetTable(budgets)).toBe(
+      [
+        'CONTAINER  PROBES                      KILLED IF NOT STARTED BY  READY AT THE EARLIEST  HANG → NOT READY  HANG → KILLED',
+        'app        liveness,readiness,startup  5m0s                      0s                     ≤ 31s             ≤ 41s',
+        'worker     -                           never killed              when started           never             never',
+        '(times from the container\'s start, or from the moment the app hangs; ≤ = worst case, kill grace included)',
+      ].join('\n'),
+    );
+    expect(formatBudgetTable([])).toBe('');
+  });
+});
