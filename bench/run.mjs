@@ -122,7 +122,7 @@ async function main() {
   // Scenarios of their own (not N workers against a target): see their files.
   if (argv[0] === '--pods') return (await import('./pods.mjs')).benchPods(argv.slice(1));
   if (argv[0] === '--soak') return (await import('./soak.mjs')).benchSoak(argv.slice(1));
-  // `--scenario check`: static checking of 50,000 objects (bench/check.mjs), its own process.
+  // `--scenario check|simulate`: benches of their own (bench/check.mjs, bench/simulate.mjs), own processes.
   let scenario;
   try {
     scenario = scenarioOf(process.argv.slice(2));

@@ -74,6 +74,7 @@ export {
   Prober,
   type ProbeDetails,
   type ProbeHandlers,
+  type ProbeTarget,
   type ProberOptions,
   type ProbeVerdict,
 } from './prober/prober.js';
@@ -135,3 +136,20 @@ export { toJson as formatCheckJson, toSarif as formatCheckSarif, toText as forma
 export type { CheckOptions, ContainerContext, ContainerRole, Finding, ObjectRef, Rule, RuleFinding, Severity } from './check/types.js';
 export { computeBudget, backOffAfterRestarts, formatBudgetTable } from './check/budgets.js';
 export { timingRules } from './check/rules/timing.js';
+
+// The simulator (`probelet simulate`): the real kubelet on virtual time
+export { IGNORE_SIGTERM, type Behaviours, type ContainerBehaviour, type SigtermBehaviour } from './simulate/behaviour.js';
+export { simulatedHandlers } from './simulate/handlers.js';
+export { admitForSimulation } from './simulate/pods.js';
+export { SimRuntime, type SimRuntimeOptions } from './simulate/runtime.js';
+export { formatScript, parseScript, ScriptError, type Phase, type PhaseState, type Script } from './simulate/script.js';
+export {
+  simulate,
+  startSimulation,
+  type ContainerOutcome,
+  type Kill,
+  type PodOutcome,
+  type RunningSimulation,
+  type SimulationOptions,
+  type SimulationResult,
+} from './simulate/simulation.js';

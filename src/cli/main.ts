@@ -5,6 +5,7 @@ import { registerCheckCommand } from './check.js';
 import { registerProbeCommand } from './probe.js';
 import { registerRunCommand } from './run.js';
 import { packageVersion } from './version.js';
+import { registerSimulateCommand } from './simulate.js';
 
 export { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
@@ -22,6 +23,7 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
   registerProbeCommand(program, io, setExit);
   registerRunCommand(program, io, setExit);
   registerCheckCommand(program, io, setExit);
+  registerSimulateCommand(program, io, setExit);
   return program;
 }
 

@@ -2,29 +2,20 @@
  * The values of `probelet run`'s flags that need parsing: durations the way kubectl and
  * the kubelet write them, and the listen address. Bad values are usage errors (exit 2).
  */
+import { parseDurationMs } from '../util/duration.js';
 import { CliUsageError } from './io.js';
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /**
  * `30s`, `2m`, `1m30s`, `1.5h`, `500ms` (Go's `time.ParseDuration` units) or plain seconds
  * (`45`), in milliseconds. Must be positive: a zero timeout would stop the run before it starts.
  */
 export function parseDuration(text: string, flag: string): number {
-  const trimmed = text.trim();
-  let ms: number;
-  if (/^\d+(\.\d+)?$/.test(trimmed)) {
-    ms = Number(trimmed) * 1000;
-  } else if (/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(trimmed)) {
-    ms = 0;
-    for (const [, value, unit] of trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
-      ms += Number(value) * (UNIT_MS[unit ?? ''] ?? Number.NaN);
-    }
-  } else {
+  const ms = parseDurationMs(text);
+  if (ms === undefined) {
     throw new CliUsageError(`${flag}: invalid duration ${JSON.stringify(text)} (examples: 30s, 2m, 1m30s, or plain seconds)`);
   }
-  if (!(ms > 0) || !Number.isFinite(ms)) throw new CliUsageError(`${flag}: the duration must be positive, got ${JSON.stringify(text)}`);
-  return Math.round(ms);
+  if (!(ms > 0)) throw new CliUsageError(`${flag}: the duration must be positive, got ${JSON.stringify(text)}`);
+  return ms;
 }
 
 export interface ListenAddress {

@@ -59,6 +59,12 @@ export interface KubeletOptions {
   maxContainerRestartPeriodMs?: number;
   /** Test seam: the probe manager's prober (default: the real one over the runtime's exec). */
   prober?: ConstructorParameters<typeof ProbeManager>[0]['prober'];
+  /**
+   * What `addPods` admits (default: {@link admitForLocalRun}, which also wants a command per
+   * container unless the runtime runs images). The simulator runs no process, so it admits
+   * pods without commands.
+   */
+  admit?: (pods: readonly Pod[]) => AdmitResult;
   /** The probe manager's flight recorder: its options, or `false` for none (default: on). */
   flightRecorder?: FlightRecorderOptions | false;
 }
@@ -96,6 +102,7 @@ export class Kubelet {
   readonly startupResults = new ResultsManager();
   private readonly runtime: ContainerRuntime;
   private readonly random: () => number;
+  private readonly admit: (pods: readonly Pod[]) => AdmitResult;
   private readonly backOff: CrashLoopBackOff;
   private readonly images: ImageManager;
   /** `<pod uid>/<container>` → when its image may be tried again (after ErrImagePull and the like). */
@@ -111,6 +118,7 @@ export class Kubelet {
     this.runtime = options.runtime;
     this.clock = options.clock ?? realClock;
     this.random = options.random ?? realRandom;
+    this.admit = options.admit ?? ((pods) => admitForLocalRun(pods, { requireCommand: options.runtime.runsImages !== true }));
     this.registry = options.registry ?? new Registry();
     this.recorder = options.recorder ?? createEventRecorder({ clock: this.clock });
     this.statusManager = new StatusManager({ clock: this.clock });
@@ -148,7 +156,7 @@ export class Kubelet {
 
   /** Admits pods (defaults, validation, a command per container unless the runtime runs images) and runs the valid ones. */
   addPods(pods: readonly Pod[]): AdmitResult {
-    const admitted = admitForLocalRun(pods, { requireCommand: this.runtime.runsImages !== true });
+    const admitted = this.admit(pods);
     for (const pod of admitted.pods) this.runPod(pod);
     return admitted;
   }
@@ -280,8 +288,11 @@ export class Kubelet {
 
   // --- pod workers ------------------------------------------------------------------
 
-  private runPod(pod: Pod): void {
-    const uid = pod.metadata?.uid ?? '';
+  private runPod(admitted: Pod): void {
+    const uid = admitted.metadata?.uid ?? '';
+    // The status manager's frozen copy from here on: syncs hand it back without a new copy.
+    this.statusManager.addPod(admitted);
+    const pod = this.statusManager.getPod(uid) ?? admitted;
     const containers = new Map<string, ContainerRecord>();
     for (const c of pod.spec?.initContainers ?? []) {
       containers.set(c.name, { spec: c, kind: isRestartableInitContainer(c) ? 'sidecar' : 'init', restartCount: 0 });
@@ -300,7 +311,6 @@ export class Kubelet {
       timerDue: Infinity,
     };
     this.pods.set(uid, rec);
-    this.statusManager.addPod(pod);
     this.requestSync(rec);
   }
 

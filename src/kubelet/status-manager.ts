@@ -67,6 +67,9 @@ export class StatusManager implements PodStatusProvider {
   addPod(pod: Pod): void {
     const uid = requireUID(pod);
     const entry = this.pods.get(uid);
+    // Our own frozen copy given back (the kubelet syncs with it) cannot have changed:
+    // copying and freezing the whole spec at every sync was most of a sync's cost.
+    if (entry?.pod === pod) return;
     const frozen = deepFreeze(structuredClone(pod));
     if (entry) entry.pod = frozen;
     else this.pods.set(uid, { pod: frozen });

@@ -2,7 +2,7 @@ import { DEFAULT_PROBE_TIMEOUT_SECONDS } from '../api/defaults.js';
 import { formatPod } from '../api/format.js';
 import type { Container, HTTPGetAction, Pod, PodStatus, Probe } from '../api/types.js';
 import { expandCommandOnlyStatic, probeExec } from '../probe/exec.js';
-import { probeHttp } from '../probe/http.js';
+import { probeHttp, type HttpProbeOptions } from '../probe/http.js';
 import { newHttpProbeRequest, type HttpProbeRequest } from '../probe/http-request.js';
 import { probeGrpc } from '../probe/grpc.js';
 import { resolveContainerPort } from '../probe/port.js';
@@ -15,20 +15,41 @@ import { probeTypeName, type EventRecorder, type ProbeType, type Result } from '
 export const MAX_PROBE_RETRIES = 3;
 
 /**
- * The four handlers the prober dispatches to. Replaceable as a unit-test seam (upstream's
- * prober tests swap in fake handlers the same way); production code never sets them.
+ * What is being probed, handed to every handler as its last argument. The real handlers
+ * ignore it (the request, address or command says everything the network needs); a
+ * replacement that answers for containers that do not exist — the simulator — needs to
+ * know whose probe of which kind it is answering.
+ */
+export interface ProbeTarget {
+  probeType: ProbeType;
+  pod: Pod;
+  container: Container;
+  containerID: string;
+}
+
+/**
+ * The four handlers the prober dispatches to. Replaceable as a seam: upstream's prober
+ * tests swap in fake handlers the same way, and `probelet simulate` answers from a
+ * behaviour script on virtual time; `probelet run` and `probe` never set them.
  */
 export interface ProbeHandlers {
-  exec: typeof probeExec;
-  http: typeof probeHttp;
-  tcp: typeof probeTcp;
-  grpc: typeof probeGrpc;
+  exec(
+    runner: CommandRunner,
+    containerID: string,
+    command: string[],
+    timeoutMs: number,
+    seen?: HandlerObservation,
+    target?: ProbeTarget,
+  ): Promise<ProbeOutcome>;
+  http(request: HttpProbeRequest, timeoutMs: number, options?: HttpProbeOptions, seen?: HandlerObservation, target?: ProbeTarget): Promise<ProbeOutcome>;
+  tcp(host: string, port: number, timeoutMs: number, seen?: HandlerObservation, target?: ProbeTarget): Promise<ProbeOutcome>;
+  grpc(host: string, port: number, service: string, timeoutMs: number, seen?: HandlerObservation, target?: ProbeTarget): Promise<ProbeOutcome>;
 }
 
 export interface ProberOptions {
   runner: CommandRunner;
   recorder?: EventRecorder;
-  /** Kept for the callers' convenience; handler timeouts are real-time deadlines regardless. */
+  /** Kept for the callers' convenience; the real handlers' timeouts are real-time deadlines regardless. */
   clock?: Clock;
   handlers?: Partial<ProbeHandlers>;
 }
@@ -61,6 +82,7 @@ export interface ProbeNote {
   readonly seen: HandlerObservation;
 }
 
+/** The real handlers (they ignore the trailing target). */
 const defaultHandlers: ProbeHandlers = { exec: probeExec, http: probeHttp, tcp: probeTcp, grpc: probeGrpc };
 
 /**
@@ -155,7 +177,7 @@ export class Prober {
 
   /** One attempt, no retries and no events: builds the request and calls the handler. */
   async runProbe(
-    _probeType: ProbeType,
+    probeType: ProbeType,
     probeSpec: Probe,
     pod: Pod,
     status: PodStatus,
@@ -166,20 +188,21 @@ export class Prober {
     // Defaulting normally happened in the apiserver; a library caller may have skipped it.
     const timeoutMs = (probeSpec.timeoutSeconds || DEFAULT_PROBE_TIMEOUT_SECONDS) * 1000;
     const podIP = status.podIP ?? '';
+    const target: ProbeTarget = { probeType, pod, container, containerID };
     try {
       if (probeSpec.exec) {
         const command = expandCommandOnlyStatic(probeSpec.exec.command ?? [], container.env);
-        return await this.handlers.exec(this.runner, containerID, command, timeoutMs, seen);
+        return await this.handlers.exec(this.runner, containerID, command, timeoutMs, seen, target);
       }
       if (probeSpec.httpGet) {
-        return await this.handlers.http(this.httpRequestFor(probeSpec.httpGet, container, podIP), timeoutMs, undefined, seen);
+        return await this.handlers.http(this.httpRequestFor(probeSpec.httpGet, container, podIP), timeoutMs, undefined, seen, target);
       }
       if (probeSpec.tcpSocket) {
         const port = resolveContainerPort(probeSpec.tcpSocket.port, container);
-        return await this.handlers.tcp(probeSpec.tcpSocket.host || podIP, port, timeoutMs, seen);
+        return await this.handlers.tcp(probeSpec.tcpSocket.host || podIP, port, timeoutMs, seen, target);
       }
       if (probeSpec.grpc) {
-        return await this.handlers.grpc(podIP, probeSpec.grpc.port, probeSpec.grpc.service ?? '', timeoutMs, seen);
+        return await this.handlers.grpc(podIP, probeSpec.grpc.port, probeSpec.grpc.service ?? '', timeoutMs, seen, target);
       }
     } catch (err) {
       // Request building (e.g. an unresolvable named port) or a handler bug: the probe

@@ -33,25 +33,53 @@ interface FakeTimer {
   readonly fn: () => void;
 }
 
-/** Lets promise chains started by a fired timer run to completion before the next one fires. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 20; i++) {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
+/** How many event-loop turns `FakeClock` waits after each timer by default. */
+const DEFAULT_SETTLE_TURNS = 20;
+
+export interface FakeClockOptions {
+  /**
+   * Event-loop turns (`setImmediate`) waited after each fired timer so that the promise
+   * chains it started run to completion. The default (20) leaves room for chains that
+   * also wait on real I/O; a world without any — the simulator, where every chain is
+   * microtasks — is settled by one turn, since Node drains all microtasks before the next
+   * `setImmediate` callback runs.
+   */
+  settleTurns?: number;
+  /**
+   * Fire every timer due at the same instant before settling once, instead of settling
+   * after each. Like goroutines woken by the same tick, their promise chains then
+   * interleave; each timer still sees the effects of the synchronous code of those before
+   * it. Makes a simulated node with many probes due at the same second much cheaper.
+   */
+  batchTies?: boolean;
+}
+
+/** `(due, id)` order: earlier first, ties in scheduling order. */
+function before(a: FakeTimer, b: FakeTimer): boolean {
+  return a.due < b.due || (a.due === b.due && a.id < b.id);
 }
 
 /**
  * A manual clock. `advance(ms)` fires every timer that falls due within the window,
  * in due order (ties in scheduling order), letting pending promises settle between
  * timers; a timer scheduled by a firing timer and due inside the window fires too.
+ * Timers live in a binary heap (cleared ones are dropped lazily when they reach the
+ * top), so a virtual day of thousands of probe tickers costs O(log n) per timer.
  */
 export class FakeClock implements Clock {
   private current: number;
   private nextId = 1;
+  private readonly settleTurns: number;
+  private readonly batchTies: boolean;
+  /** Timers not yet fired nor cleared, by id. */
   private readonly timers = new Map<number, FakeTimer>();
+  /** A min-heap on (due, id); may still hold cleared timers (absent from `timers`). */
+  private readonly heap: FakeTimer[] = [];
 
-  constructor(startMs = 0) {
+  constructor(startMs = 0, options: FakeClockOptions = {}) {
     this.current = startMs;
+    this.settleTurns = Math.max(1, options.settleTurns ?? DEFAULT_SETTLE_TURNS);
+    this.batchTies = options.batchTies === true;
   }
 
   now(): number {
@@ -60,12 +88,16 @@ export class FakeClock implements Clock {
 
   setTimeout(fn: () => void, ms: number): unknown {
     const id = this.nextId++;
-    this.timers.set(id, { id, due: this.current + Math.max(0, ms), fn });
+    const timer: FakeTimer = { id, due: this.current + Math.max(0, ms), fn };
+    this.timers.set(id, timer);
+    this.push(timer);
     return id;
   }
 
   clearTimeout(handle: unknown): void {
-    if (typeof handle === 'number') this.timers.delete(handle);
+    if (typeof handle === 'number' && this.timers.delete(handle) && this.timers.size * 2 < this.heap.length - 64) {
+      this.compact();
+    }
   }
 
   /** Number of timers scheduled and not yet fired or cleared (leak checks). */
@@ -73,28 +105,86 @@ export class FakeClock implements Clock {
     return this.timers.size;
   }
 
-  async advance(ms: number): Promise<void> {
-    const target = this.current + Math.max(0, ms);
-    await settle();
-    for (;;) {
-      const next = this.earliestDueBy(target);
-      if (!next) break;
-      this.timers.delete(next.id);
-      this.current = next.due;
-      next.fn();
-      await settle();
-    }
-    this.current = target;
-    await settle();
+  /** When the next pending timer falls due (undefined: none). */
+  nextDue(): number | undefined {
+    return this.peek()?.due;
   }
 
-  private earliestDueBy(target: number): FakeTimer | undefined {
-    let best: FakeTimer | undefined;
-    for (const t of this.timers.values()) {
-      if (t.due > target) continue;
-      if (!best || t.due < best.due || (t.due === best.due && t.id < best.id)) best = t;
+  async advance(ms: number): Promise<void> {
+    const target = this.current + Math.max(0, ms);
+    await this.settle();
+    for (;;) {
+      let next = this.peek();
+      if (!next || next.due > target) break;
+      const due = next.due;
+      this.current = due;
+      do {
+        this.pop();
+        this.timers.delete(next.id);
+        next.fn();
+        next = this.batchTies ? this.peek() : undefined;
+      } while (next !== undefined && next.due === due);
+      await this.settle();
     }
-    return best;
+    this.current = target;
+    await this.settle();
+  }
+
+  /** Lets promise chains started by a fired timer run to completion before the next one fires. */
+  private async settle(): Promise<void> {
+    for (let i = 0; i < this.settleTurns; i++) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** The earliest live timer, dropping cleared ones from the top. */
+  private peek(): FakeTimer | undefined {
+    let top = this.heap[0];
+    while (top !== undefined && !this.timers.has(top.id)) {
+      this.pop();
+      top = this.heap[0];
+    }
+    return top;
+  }
+
+  private push(timer: FakeTimer): void {
+    const heap = this.heap;
+    let i = heap.push(timer) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const p = heap[parent] as FakeTimer;
+      if (!before(timer, p)) break;
+      heap[i] = p;
+      i = parent;
+    }
+    heap[i] = timer;
+  }
+
+  private pop(): void {
+    const heap = this.heap;
+    const last = heap.pop();
+    if (last === undefined || heap.length === 0) return;
+    let i = 0;
+    const n = heap.length;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= n) break;
+      const right = left + 1;
+      let child = left;
+      if (right < n && before(heap[right] as FakeTimer, heap[left] as FakeTimer)) child = right;
+      const c = heap[child] as FakeTimer;
+      if (!before(c, last)) break;
+      heap[i] = c;
+      i = child;
+    }
+    heap[i] = last;
+  }
+
+  /** Rebuilds the heap from the live timers when cleared ones outnumber them. */
+  private compact(): void {
+    const live = [...this.timers.values()];
+    this.heap.length = 0;
+    for (const t of live) this.push(t);
   }
 }
 

@@ -20,3 +20,21 @@ export function formatGoDuration(ms: number): string {
 function trimNumber(n: number): string {
   return String(Number(n.toFixed(9)));
 }
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * `30s`, `2m`, `1m30s`, `1.5h`, `500ms` (Go's `time.ParseDuration` units) or plain seconds
+ * (`45`), in whole milliseconds; undefined when the text is none of these. The one parser
+ * behind every duration a user types (`probelet run --timeout`, simulate's scripts).
+ */
+export function parseDurationMs(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(trimmed)) return undefined;
+  let ms = 0;
+  for (const [, value, unit] of trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+    ms += Number(value) * (UNIT_MS[unit ?? ''] ?? Number.NaN);
+  }
+  return Number.isFinite(ms) ? Math.round(ms) : undefined;
+}

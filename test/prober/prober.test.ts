@@ -265,13 +265,33 @@ describe('Prober.runProbe request building', () => {
     await prober.runProbe('readiness', { tcpSocket: { port: 81, host: 'db' }, timeoutSeconds: 1 }, pod, status, c, CONTAINER_ID);
     await prober.runProbe('readiness', { grpc: { port: 9000 }, timeoutSeconds: 5 }, pod, status, c, CONTAINER_ID);
     await prober.runProbe('readiness', { httpGet: { path: '/healthz', port: 'web', scheme: 'HTTP' }, timeoutSeconds: 3 }, pod, status, c, CONTAINER_ID);
-    // The last argument is the flight recorder's observation sink: none without a recorder.
-    expect(calls[0]).toEqual(['tcp', '10.0.0.5', 8080, 2000, undefined]);
-    expect(calls[1]).toEqual(['tcp', 'db', 81, 1000, undefined]);
-    expect(calls[2]).toEqual(['grpc', '10.0.0.5', 9000, '', 5000, undefined]);
+    // Then the flight recorder's observation sink (none without a recorder), then whose probe
+    // of which kind it is (the simulator's seam).
+    const target = { probeType: 'readiness', pod, container: c, containerID: CONTAINER_ID };
+    expect(calls[0]).toEqual(['tcp', '10.0.0.5', 8080, 2000, undefined, target]);
+    expect(calls[1]).toEqual(['tcp', 'db', 81, 1000, undefined, target]);
+    expect(calls[2]).toEqual(['grpc', '10.0.0.5', 9000, '', 5000, undefined, target]);
     expect(calls[3]?.[0]).toBe('http');
     expect((calls[3]?.[1] as { url: string }).url).toBe('http://10.0.0.5:8080/healthz');
     expect(calls[3]?.[2]).toBe(3000);
+    expect(calls[3]?.[5]).toEqual(target);
+  });
+
+  it('tells a replacement handler the probe kind, pod, container and container ID it answers for', async () => {
+    const seen: unknown[] = [];
+    const prober = new Prober({
+      runner: nullRunner,
+      handlers: {
+        exec: async (_runner, _id, _cmd, _timeout, _seen, target) => {
+          seen.push(target);
+          return { result: 'success', output: '' };
+        },
+      },
+    });
+    const c: Container = { name: 'c', livenessProbe: { exec: { command: ['true'] } } };
+    const pod = podWith(c);
+    await prober.probe('liveness', pod, {}, c, CONTAINER_ID);
+    expect(seen).toEqual([{ probeType: 'liveness', pod, container: c, containerID: CONTAINER_ID }]);
   });
 
   it('dispatches in the order exec, httpGet, tcpSocket, grpc', async () => {

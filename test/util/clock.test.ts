@@ -40,6 +40,41 @@ describe('FakeClock', () => {
     expect(fired).toBe(false);
     expect(clock.pendingTimers()).toBe(0);
   });
+
+  it('keeps (due, scheduling) order across thousands of timers, many cleared, from its heap', async () => {
+    const clock = new FakeClock(0, { settleTurns: 1 });
+    const fired: number[] = [];
+    const expected: { due: number; n: number }[] = [];
+    let n = 0;
+    for (let i = 0; i < 5000; i++) {
+      const due = (i * 7919) % 1000;
+      const id = n++;
+      const handle = clock.setTimeout(() => fired.push(id), due);
+      if (i % 3 === 0) clock.clearTimeout(handle);
+      else expected.push({ due, n: id });
+    }
+    expect(clock.pendingTimers()).toBe(expected.length);
+    expect(clock.nextDue()).toBe(Math.min(...expected.map((e) => e.due)));
+    await clock.advance(1000);
+    expected.sort((a, b) => a.due - b.due || a.n - b.n);
+    expect(fired).toEqual(expected.map((e) => e.n));
+    expect(clock.pendingTimers()).toBe(0);
+    expect(clock.nextDue()).toBeUndefined();
+  });
+
+  it('with settleTurns 1 still lets a fired timer\'s promise chain finish before the next timer', async () => {
+    const clock = new FakeClock(0, { settleTurns: 1 });
+    const seen: string[] = [];
+    clock.setTimeout(() => {
+      void (async () => {
+        for (let i = 0; i < 50; i++) await Promise.resolve();
+        seen.push('chain done');
+      })();
+    }, 10);
+    clock.setTimeout(() => seen.push('next timer'), 10);
+    await clock.advance(10);
+    expect(seen).toEqual(['chain done', 'next timer']);
+  });
 });
 
 describe('formatGoDuration', () => {

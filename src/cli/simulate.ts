@@ -1,0 +1,274 @@
+/**
+ * `probelet simulate FILE…`: what the kubelet will do with these pods when their containers
+ * behave as described, played out by the real kubelet on virtual time (see simulate/).
+ * Prints what `probelet run` would have printed, each line stamped with virtual time, then
+ * a summary per container with the reasons for every kill in numbers; `--sweep` repeats the
+ * simulation over the length of a container's first phase and finds where it breaks.
+ */
+import { Command, Option } from 'commander';
+import type { Pod } from '../api/types.js';
+import { formatProblem, loadManifests, skippedNote } from '../api/documents.js';
+import { podsOf } from '../api/manifest.js';
+import { containerScript, type ContainerBehaviour } from '../simulate/behaviour.js';
+import { explainKill, stamp } from '../simulate/explain.js';
+import { admitForSimulation } from '../simulate/pods.js';
+import { formatScript } from '../simulate/script.js';
+import { SIMULATION_ORIGIN_MS, simulate, type PodOutcome, type SimulationResult } from '../simulate/simulation.js';
+import { formatGoDuration } from '../util/duration.js';
+import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
+import { CliUsageError, type CliIO } from './io.js';
+import { createLiveView, type OutputFormat } from './live-view.js';
+import { parseDuration } from './run-flags.js';
+import { printRejected } from './run-input.js';
+import { parseSweep, readBehaviours, sweptBehaviours, type SweepPlan } from './simulate-input.js';
+import { formatTable } from './view.js';
+
+interface SimulateFlags {
+  behavior?: string;
+  b: string[];
+  for: string;
+  seed: string;
+  output: OutputFormat;
+  kubeletRestart?: boolean;
+  sweep?: string;
+}
+
+const DEFAULT_FOR = '10m';
+/** Width of the `+1h2m3s` stamp column. */
+const STAMP_WIDTH = 9;
+
+export function registerSimulateCommand(program: Command, io: CliIO, setExit: (code: number) => void): void {
+  program
+    .command('simulate')
+    .description('Play out what the kubelet will do with these pods on virtual time, with containers behaving as you describe (images need not exist).')
+    .argument('<file...>', 'manifests holding Pods or workloads (one pod per template)')
+    .option('-b, --behaviour <CONTAINER[.PROBE]=SCRIPT>', 'a container\'s behaviour: phases STATE[:DURATION] (down, up, fail, hang, slow(D), exit(N)), e.g. app=down:40s,up', collect, [])
+    .option('--behavior <file>', 'behaviours in YAML: CONTAINER[.PROBE]: SCRIPT')
+    .option('--for <duration>', 'virtual time to simulate', DEFAULT_FOR)
+    .option('--seed <n>', 'seed of the jitter (same inputs and seed: same output)', '1')
+    .addOption(new Option('-o, --output <format>', 'the run view stamped with virtual time, or JSON lines').choices(['table', 'json']).default('table'))
+    .option('--kubelet-restart', 'a freshly restarted kubelet (jittered first probes) instead of one running for a while')
+    .option('--sweep <CONTAINER=FROM..TO/STEP>', "vary the length of the container's first phase and find where it starts crash-looping")
+    .action(async (files: string[], raw: Record<string, unknown>) => {
+      const flags: SimulateFlags = {
+        b: (raw['behaviour'] as string[] | undefined) ?? [],
+        for: String(raw['for'] ?? DEFAULT_FOR),
+        seed: String(raw['seed'] ?? '1'),
+        output: raw['output'] === 'json' ? 'json' : 'table',
+        ...(typeof raw['behavior'] === 'string' ? { behavior: raw['behavior'] } : {}),
+        ...(raw['kubeletRestart'] === true ? { kubeletRestart: true } : {}),
+        ...(typeof raw['sweep'] === 'string' ? { sweep: raw['sweep'] } : {}),
+      };
+      setExit(await runSimulate(files, flags, io));
+    });
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Promise<number> {
+  const forMs = parseDuration(flags.for, '--for');
+  if (!/^\d{1,9}$/.test(flags.seed)) throw new CliUsageError(`--seed: expected a whole number (e.g. --seed 7), got ${JSON.stringify(flags.seed)}`);
+  const seed = Number(flags.seed);
+
+  const load = await loadManifests(files);
+  const { pods: found, problems } = podsOf(load.objects);
+  for (const problem of [...load.problems, ...problems]) io.stderr(`probelet: ${formatProblem(problem)}\n`);
+  const note = skippedNote(load.skipped);
+  if (note) io.stderr(`probelet: ${note}\n`);
+  const admitted = admitForSimulation(found.map((p) => p.pod));
+  printRejected(admitted, io);
+  if (admitted.pods.length === 0) {
+    io.stderr(`probelet: no pods to simulate in ${files.join(', ')}\n`);
+    return EXIT_USAGE;
+  }
+  const pods = admitted.pods;
+  const behaviours = await readBehaviours(flags.b, flags.behavior, pods);
+  const base = { pods, forMs, seed, kubeletRestart: flags.kubeletRestart === true };
+
+  if (flags.sweep !== undefined) {
+    const plan = parseSweep(flags.sweep, behaviours, pods);
+    await runSweep(plan, base, behaviours, flags.output, io);
+    return EXIT_OK;
+  }
+
+  const out = stampedOutput(flags.output, io);
+  if (flags.output === 'table') printPreamble(pods, behaviours, forMs, seed, io);
+  else io.stdout(`${JSON.stringify({ type: 'simulate', seed, for: forMs / 1000, behaviours: behaviourList(pods, behaviours) })}\n`);
+  const view = createLiveView({
+    output: flags.output,
+    io: out.io,
+    terminal: { isTTY: false, columns: () => 80, rows: () => 24 },
+    podNames: pods.map((p) => p.metadata?.name ?? ''),
+    now: () => SIMULATION_ORIGIN_MS + out.t,
+  });
+  const result = await simulate({
+    ...base,
+    behaviours,
+    onPod: (pod, t) => {
+      out.t = t;
+      view.pod(pod);
+    },
+    onEvent: (event, t) => {
+      out.t = t;
+      view.event(event);
+    },
+  });
+  view.close();
+  if (flags.output === 'json') io.stdout(`${JSON.stringify(summaryJSON(result))}\n`);
+  else printSummary(result, behaviours, io);
+  return EXIT_OK;
+}
+
+/** Output that stamps every line with virtual time: `+1m30s ` in front, or `"t":90` in a JSON line. */
+function stampedOutput(format: OutputFormat, io: CliIO): { io: CliIO; t: number } {
+  const state = {
+    t: 0,
+    io: {
+      stdout: (text: string): void => {
+        const lines = text.split('\n');
+        if (lines.at(-1) === '') lines.pop();
+        for (const line of lines) {
+          if (format === 'json') {
+            const { type, ...rest } = JSON.parse(line) as Record<string, unknown>;
+            io.stdout(`${JSON.stringify({ type, t: state.t / 1000, ...rest })}\n`);
+          } else {
+            io.stdout(`${stamp(state.t).padEnd(STAMP_WIDTH)}${line}\n`);
+          }
+        }
+      },
+      stderr: (text: string): void => io.stderr(text),
+    },
+  };
+  return state;
+}
+
+interface BehaviourLine {
+  container: string;
+  probe?: string;
+  script: string;
+  given: boolean;
+}
+
+function behaviourList(pods: readonly Pod[], behaviours: Map<string, ContainerBehaviour>): BehaviourLine[] {
+  const lines: BehaviourLine[] = [];
+  const seen = new Set<string>();
+  for (const pod of pods) {
+    for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
+      if (seen.has(c.name)) continue;
+      seen.add(c.name);
+      const b = behaviours.get(c.name);
+      lines.push({ container: c.name, script: formatScript(containerScript(behaviours, c.name)), given: b?.script !== undefined });
+      for (const [probe, script] of Object.entries(b?.probes ?? {})) lines.push({ container: c.name, probe, script: formatScript(script), given: true });
+    }
+  }
+  return lines;
+}
+
+function printPreamble(pods: readonly Pod[], behaviours: Map<string, ContainerBehaviour>, forMs: number, seed: number, io: CliIO): void {
+  const names = pods.map((p) => p.metadata?.name ?? '').join(', ');
+  io.stdout(`Simulating ${names} for ${formatGoDuration(forMs)} of virtual time (seed ${seed}); behaviours:\n`);
+  const rows = behaviourList(pods, behaviours).map((l) => [
+    `  ${l.probe ? `${l.container}.${l.probe}` : l.container}`,
+    l.script,
+    l.given ? '' : '(no script given: up from the start)',
+  ]);
+  for (const row of formatTable(rows)) io.stdout(`${row.trimEnd()}\n`);
+  io.stdout('\n');
+}
+
+function seconds(ms: number | null): number | null {
+  return ms === null ? null : ms / 1000;
+}
+
+function summaryJSON(result: SimulationResult): object {
+  return {
+    type: 'summary',
+    t: result.endMs / 1000,
+    pods: result.pods.map((p) => ({
+      pod: p.pod.metadata?.name ?? '',
+      namespace: p.pod.metadata?.namespace ?? 'default',
+      readyAt: seconds(p.readyAtMs),
+      containers: p.containers.map((c) => ({
+        name: c.name,
+        readyAt: seconds(c.readyAtMs),
+        restarts: c.restarts,
+        kills: c.kills.map((k) => ({ t: k.tMs / 1000, reason: k.message })),
+        state: c.state,
+        reason: c.reason,
+      })),
+    })),
+  };
+}
+
+function printSummary(result: SimulationResult, behaviours: Map<string, ContainerBehaviour>, io: CliIO): void {
+  io.stdout(`\nSummary at ${stamp(result.endMs)} (${result.probes} probes simulated)\n`);
+  for (const p of result.pods) {
+    const ns = p.pod.metadata?.namespace ?? 'default';
+    io.stdout(`pod ${ns}/${p.pod.metadata?.name ?? ''}: ${p.readyAtMs === null ? 'never Ready' : `Ready at ${stamp(p.readyAtMs)}`}\n`);
+    for (const c of p.containers) {
+      const spec = [...(p.pod.spec?.initContainers ?? []), ...(p.pod.spec?.containers ?? [])].find((x) => x.name === c.name);
+      const ready = c.readyAtMs === null ? 'never ready' : `ready at ${stamp(c.readyAtMs)}`;
+      io.stdout(`  ${c.name}: ${ready}, ${c.restarts} restart${c.restarts === 1 ? '' : 's'}, now ${c.state}${c.reason ? ` (${c.reason})` : ''}\n`);
+      for (const restart of restartCauses(c)) io.stdout(`    ${restart}\n`);
+      if (spec) for (const kill of c.kills) io.stdout(`    ${explainKill(kill, spec, behaviours)}\n`);
+    }
+  }
+}
+
+/** Exits that no kill caused (the script's `exit(N)`), each a restart unless the policy says no. */
+function restartCauses(c: PodOutcome['containers'][number]): string[] {
+  return c.exits.map((e) => `exited with code ${e.code} at ${stamp(e.tMs)} (exit(${e.code}) in its script)`);
+}
+
+// --- sweep ------------------------------------------------------------------------------
+
+interface SweepRow {
+  valueMs: number;
+  readyAtMs: number | null;
+  restarts: number;
+  state: string;
+  broken: boolean;
+}
+
+async function runSweep(
+  plan: SweepPlan,
+  base: Omit<Parameters<typeof simulate>[0], 'behaviours'>,
+  behaviours: Map<string, ContainerBehaviour>,
+  output: OutputFormat,
+  io: CliIO,
+): Promise<void> {
+  const rows: SweepRow[] = [];
+  for (const valueMs of plan.valuesMs) {
+    const result = await simulate({ ...base, behaviours: sweptBehaviours(behaviours, plan.container, valueMs) });
+    const outcomes = result.pods.flatMap((p) => p.containers.filter((c) => c.name === plan.container));
+    const readyAts = outcomes.map((c) => c.readyAtMs);
+    const readyAtMs = readyAts.includes(null) ? null : Math.max(...(readyAts as number[]));
+    const restarts = outcomes.reduce((sum, c) => sum + c.restarts, 0);
+    const kills = outcomes.reduce((sum, c) => sum + c.kills.length, 0);
+    const state = outcomes.map((c) => `${c.state}${c.reason ? ` (${c.reason})` : ''}`).join(', ');
+    rows.push({ valueMs, readyAtMs, restarts, state, broken: kills > 0 || readyAtMs === null });
+    if (output === 'json') {
+      io.stdout(`${JSON.stringify({ type: 'sweep', value: valueMs / 1000, readyAt: seconds(readyAtMs), restarts, state: outcomes[0]?.state ?? '' })}\n`);
+    }
+  }
+  const threshold = rows.find((r) => r.broken)?.valueMs;
+  if (output === 'json') {
+    io.stdout(`${JSON.stringify({ type: 'threshold', value: threshold === undefined ? null : threshold / 1000 })}\n`);
+    return;
+  }
+  io.stdout(`Sweeping the first phase of ${plan.container}'s script over ${formatGoDuration(base.forMs)} of virtual time each:\n`);
+  const table = formatTable([
+    ['FIRST PHASE', 'READY AT', 'RESTARTS', 'AT THE END'],
+    ...rows.map((r) => [formatGoDuration(r.valueMs), r.readyAtMs === null ? 'never' : stamp(r.readyAtMs), String(r.restarts), r.state]),
+  ]);
+  for (const line of table) io.stdout(`${line.trimEnd()}\n`);
+  io.stdout(
+    threshold === undefined
+      ? `${plan.container} starts fine across the whole range (up to ${formatGoDuration(plan.valuesMs.at(-1) ?? 0)})\n`
+      : threshold === plan.valuesMs[0]
+        ? `${plan.container} is killed or never Ready already at ${formatGoDuration(threshold)}, the start of the range\n`
+        : `${plan.container} starts crash-looping when its start-up takes ≥ ${formatGoDuration(threshold)}\n`,
+  );
+}

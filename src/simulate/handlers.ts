@@ -1,0 +1,91 @@
+/**
+ * Probe handlers behind the Prober's handler seam that answer from the behaviour script on
+ * the simulator's clock, in the real handlers' words (users grep events for them):
+ *
+ * | state    | HTTP                    | TCP       | gRPC                      | exec              |
+ * |----------|-------------------------|-----------|---------------------------|-------------------|
+ * | up       | 200                     | accepts   | SERVING                   | exit 0            |
+ * | down     | connection refused      | refused   | no connection by timeout  | exit 1            |
+ * | fail     | 500                     | accepts   | NOT_SERVING               | exit 1            |
+ * | hang     | timeout                 | accepts   | timeout                   | timeout           |
+ * | slow(D)  | 200 after D (timeout if D ≥ timeoutSeconds), TCP accepts at once             |
+ *
+ * TCP succeeds for a hung process because the kernel completes the handshake, as on a node.
+ * Exec goes through the real `probeExec` (its mapping of exit codes and timeouts), with a
+ * runner that asks the simulated runtime.
+ */
+import { probeExec } from '../probe/exec.js';
+import { joinHostPort } from '../probe/net-errors.js';
+import type { ProbeOutcome } from '../probe/types.js';
+import type { ProbeHandlers, ProbeTarget } from '../prober/prober.js';
+import type { Clock } from '../util/clock.js';
+import { formatGoDuration } from '../util/duration.js';
+import { goQuote } from '../util/go-quote.js';
+import type { SimRuntime } from './runtime.js';
+import type { PhaseState } from './script.js';
+
+/** Counts what the handlers were asked (the bench reports it). */
+export interface ProbeCounter {
+  probes: number;
+}
+
+export function simulatedHandlers(runtime: SimRuntime, clock: Clock, counter: ProbeCounter = { probes: 0 }): ProbeHandlers {
+  /** Resolves `outcome` after `ms` on the clock (at once when 0). */
+  const later = (ms: number, outcome: ProbeOutcome): Promise<ProbeOutcome> =>
+    ms <= 0 ? Promise.resolve(outcome) : new Promise((resolve) => clock.setTimeout(() => resolve(outcome), ms));
+  const stateOf = (target: ProbeTarget | undefined): PhaseState | undefined => {
+    counter.probes++;
+    return target === undefined ? undefined : runtime.stateOf(target.containerID, target.probeType);
+  };
+  /** A healthy answer after the state's delay, or the timeout's outcome when it comes too late. */
+  const answer = (state: PhaseState, timeoutMs: number, ok: ProbeOutcome, timedOut: ProbeOutcome): Promise<ProbeOutcome> => {
+    const delay = state.kind === 'slow' ? state.delayMs : state.kind === 'hang' ? Infinity : 0;
+    return delay < timeoutMs ? later(delay, ok) : later(timeoutMs, timedOut);
+  };
+  return {
+    exec: (_runner, containerID, command, timeoutMs, _seen, target) => {
+      counter.probes++;
+      return probeExec(
+        { runInContainer: (id, cmd, ms) => runtime.execAs(id, cmd, ms, target?.probeType) },
+        containerID,
+        command,
+        timeoutMs,
+      );
+    },
+    http: (request, timeoutMs, _options, _seen, target) => {
+      const state = stateOf(target);
+      const get = `Get ${goQuote(request.url)}`;
+      if (state === undefined || state.kind === 'down' || state.kind === 'exit') {
+        const url = new URL(request.url);
+        const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+        return Promise.resolve({ result: 'failure', output: `${get}: dial tcp ${joinHostPort(url.hostname, port)}: connect: connection refused` });
+      }
+      if (state.kind === 'fail') return Promise.resolve({ result: 'failure', output: 'HTTP probe failed with statuscode: 500' });
+      return answer(state, timeoutMs, { result: 'success', output: 'ok' }, {
+        result: 'failure',
+        output: `${get}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)`,
+      });
+    },
+    tcp: (host, port, _timeoutMs, _seen, target) => {
+      const state = stateOf(target);
+      if (state === undefined || state.kind === 'down' || state.kind === 'exit') {
+        return Promise.resolve({ result: 'failure', output: `dial tcp ${joinHostPort(host, port)}: connect: connection refused` });
+      }
+      return Promise.resolve({ result: 'success', output: '' });
+    },
+    grpc: (host, port, _service, timeoutMs, _seen, target) => {
+      const state = stateOf(target);
+      const addr = JSON.stringify(joinHostPort(host, port));
+      const timeoutText = formatGoDuration(timeoutMs);
+      if (state === undefined || state.kind === 'down' || state.kind === 'exit') {
+        // The kubelet's blocking dial retries a refused connection until its deadline.
+        return later(timeoutMs, { result: 'failure', output: `timeout: failed to connect service ${addr} within ${timeoutText}: context deadline exceeded` });
+      }
+      if (state.kind === 'fail') return Promise.resolve({ result: 'failure', output: 'service unhealthy (responded with "NOT_SERVING")' });
+      return answer(state, timeoutMs, { result: 'success', output: 'service healthy' }, {
+        result: 'failure',
+        output: `timeout: health rpc did not complete within ${timeoutText}`,
+      });
+    },
+  };
+}

@@ -1,0 +1,206 @@
+/**
+ * A ContainerRuntime whose containers live on a clock (the FakeClock, in `probelet
+ * simulate`): nothing runs, but everything the kubelet sees happens as it would with the
+ * local process runtime — a sandbox per pod, containers that start at once and exit when
+ * their behaviour script says `exit(N)`, SIGTERM honoured at once (143) unless the script
+ * ignores it, SIGKILL after the grace period (137), PLEG events, ExecSync on virtual time.
+ */
+import type { Container, Pod } from '../api/types.js';
+import type { ContainerEvent, ContainerRuntime, ExecResult, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
+import type { ProbeType } from '../prober/types.js';
+import { commandTimedOut } from '../util/exec-timeout.js';
+import type { Clock } from '../util/clock.js';
+import { containerScript, probeScript, type Behaviours } from './behaviour.js';
+import { exitOf, phaseAt, type PhaseState } from './script.js';
+
+/** Exit codes of a process killed by SIGTERM / SIGKILL (128 + signal), as the process runtime reports them. */
+const SIGTERM_EXIT = 143;
+const SIGKILL_EXIT = 137;
+
+interface SimContainer {
+  status: RuntimeContainerStatus;
+  /** The script's own exit, or the SIGKILL after a grace period. */
+  timer: unknown;
+  /** Resolvers of stopContainer calls waiting for the exit. */
+  waiters: Array<() => void>;
+  /** When SIGTERM arrived (clock ms), if it has. */
+  termAt?: number;
+  /** The SIGKILL at the end of the grace period. */
+  killTimer?: unknown;
+}
+
+export interface SimRuntimeOptions {
+  clock: Clock;
+  behaviours: Behaviours;
+}
+
+/** The simulated runtime; also tells the probe handlers what a container's script says now. */
+export class SimRuntime implements ContainerRuntime {
+  private readonly clock: Clock;
+  private readonly behaviours: Behaviours;
+  private readonly containers = new Map<string, SimContainer>();
+  private readonly sandboxes = new Map<string, string>();
+  private readonly listeners = new Set<(event: ContainerEvent) => void>();
+  private nextID = 1;
+  /** Told of every container the kubelet stops (so that exits it caused are told apart). */
+  onStop: ((containerID: string) => void) | undefined;
+
+  constructor(options: SimRuntimeOptions) {
+    this.clock = options.clock;
+    this.behaviours = options.behaviours;
+  }
+
+  runPodSandbox(pod: Pod): Promise<PodSandbox> {
+    const podUID = pod.metadata?.uid ?? '';
+    const id = `sandbox-${podUID}`;
+    this.sandboxes.set(id, podUID);
+    // One address for every pod, like the local runtime's host network: outputs read alike.
+    return Promise.resolve({ id, podUID, podIP: '127.0.0.1' });
+  }
+
+  async removePodSandbox(sandboxID: string): Promise<void> {
+    const podUID = this.sandboxes.get(sandboxID);
+    this.sandboxes.delete(sandboxID);
+    for (const c of this.containers.values()) {
+      if (c.status.podUID === podUID && c.status.state === 'running') this.exit(c, SIGKILL_EXIT);
+    }
+    return Promise.resolve();
+  }
+
+  startContainer(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus> {
+    const now = this.clock.now();
+    const id = `simulate://${(this.nextID++).toString(16).padStart(12, '0')}`;
+    const status: RuntimeContainerStatus = {
+      id,
+      podUID: this.sandboxes.get(sandboxID) ?? pod.metadata?.uid ?? '',
+      name: container.name,
+      attempt,
+      image: container.image ?? '',
+      state: 'running',
+      createdAt: now,
+      startedAt: now,
+    };
+    const sim: SimContainer = { status, timer: undefined, waiters: [] };
+    this.containers.set(id, sim);
+    const exit = exitOf(containerScript(this.behaviours, container.name));
+    if (exit) sim.timer = this.clock.setTimeout(() => this.exit(sim, exit.code), exit.atMs);
+    this.emit('started', sim);
+    return Promise.resolve({ ...status });
+  }
+
+  stopContainer(containerID: string, gracePeriodMs: number): Promise<void> {
+    const sim = this.containers.get(containerID);
+    if (!sim || sim.status.state !== 'running') return Promise.resolve();
+    this.onStop?.(containerID);
+    const done = new Promise<void>((resolve) => sim.waiters.push(resolve));
+    const onSigterm = this.behaviours.get(sim.status.name)?.onSigterm;
+    if (!onSigterm) {
+      this.exit(sim, SIGTERM_EXIT);
+      return done;
+    }
+    if (sim.termAt === undefined) {
+      sim.termAt = this.clock.now();
+      if (Number.isFinite(onSigterm.exitAfterMs)) {
+        this.clock.clearTimeout(sim.timer);
+        sim.timer = this.clock.setTimeout(() => this.exit(sim, onSigterm.exitCode), onSigterm.exitAfterMs);
+      }
+    }
+    // A second stop (a shorter grace) may bring the SIGKILL forward, never push it back.
+    this.clock.clearTimeout(sim.killTimer);
+    sim.killTimer = this.clock.setTimeout(() => this.exit(sim, SIGKILL_EXIT), Math.max(0, gracePeriodMs));
+    return done;
+  }
+
+  removeContainer(containerID: string): Promise<void> {
+    const sim = this.containers.get(containerID);
+    if (sim && sim.status.state !== 'running') this.containers.delete(containerID);
+    return Promise.resolve();
+  }
+
+  containerStatus(containerID: string): RuntimeContainerStatus | undefined {
+    const sim = this.containers.get(containerID);
+    return sim ? { ...sim.status } : undefined;
+  }
+
+  listContainers(podUID?: string): RuntimeContainerStatus[] {
+    return [...this.containers.values()].filter((c) => podUID === undefined || c.status.podUID === podUID).map((c) => ({ ...c.status }));
+  }
+
+  /** An exec follows the container's own script (see {@link SimRuntime.execAs} for a probe's). */
+  execSync(containerID: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
+    return this.execAs(containerID, cmd, timeoutMs, undefined);
+  }
+
+  /**
+   * ExecSync answered by the script of probe `kind` (or the container's): `up` exits 0,
+   * `down`/`fail` exit 1, `hang` and a `slow(D)` with D ≥ timeout time out at the timeout
+   * (the runner's TimeoutError, so the exec handler words it as the kubelet does).
+   */
+  execAs(containerID: string, cmd: string[], timeoutMs: number, kind: ProbeType | undefined): Promise<ExecResult> {
+    const sim = this.containers.get(containerID);
+    if (!sim || sim.status.state !== 'running') {
+      return Promise.reject(new Error(`container ${containerID} is not running`));
+    }
+    const state = this.stateOf(containerID, kind);
+    const answer = (exitCode: number): ExecResult => ({ output: exitCode === 0 ? '' : `simulated: ${state?.kind ?? 'down'}\n`, exitCode });
+    if (!state || state.kind === 'down' || state.kind === 'fail' || state.kind === 'exit') return Promise.resolve(answer(1));
+    if (state.kind === 'up') return Promise.resolve(answer(0));
+    const delay = state.kind === 'slow' ? state.delayMs : Infinity;
+    return new Promise((resolve, reject) => {
+      if (delay < timeoutMs) this.clock.setTimeout(() => resolve(answer(0)), delay);
+      else this.clock.setTimeout(() => reject(commandTimedOut(cmd, timeoutMs, '')), timeoutMs);
+    });
+  }
+
+  /** What the instance's script says now for probe `kind` (undefined: no such running container). */
+  stateOf(containerID: string, kind: ProbeType | undefined): PhaseState | undefined {
+    const sim = this.containers.get(containerID);
+    if (!sim || sim.status.state !== 'running') return undefined;
+    const name = sim.status.name;
+    const afterTerm = this.behaviours.get(name)?.onSigterm?.probes;
+    if (sim.termAt !== undefined && afterTerm) return phaseAt(afterTerm, this.clock.now() - sim.termAt).phase.state;
+    const script = kind === undefined ? containerScript(this.behaviours, name) : probeScript(this.behaviours, name, kind);
+    return phaseAt(script, this.clock.now() - (sim.status.startedAt ?? 0)).phase.state;
+  }
+
+  containerLogs(): string {
+    return '';
+  }
+
+  subscribe(listener: (event: ContainerEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  close(): Promise<void> {
+    for (const c of this.containers.values()) if (c.status.state === 'running') this.exit(c, SIGKILL_EXIT);
+    this.sandboxes.clear();
+    return Promise.resolve();
+  }
+
+  private exit(sim: SimContainer, exitCode: number): void {
+    if (sim.status.state !== 'running') return;
+    this.clock.clearTimeout(sim.timer);
+    this.clock.clearTimeout(sim.killTimer);
+    sim.timer = undefined;
+    sim.killTimer = undefined;
+    Object.assign(sim.status, {
+      state: 'exited',
+      finishedAt: this.clock.now(),
+      exitCode,
+      reason: exitCode === 0 ? 'Completed' : 'Error',
+    } satisfies Partial<RuntimeContainerStatus>);
+    this.emit('exited', sim);
+    for (const resolve of sim.waiters.splice(0)) resolve();
+  }
+
+  private emit(type: ContainerEvent['type'], sim: SimContainer): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener({ type, status: { ...sim.status } });
+      } catch {
+        // A consumer's bug must not end a container's bookkeeping.
+      }
+    }
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * One simulation: the real `Kubelet` (and with it the real ProbeManager, workers, Prober,
+ * status manager and crash-loop back-off) over the simulated runtime and handlers, on a
+ * FakeClock and a seeded random source. Nothing here decides what the kubelet does; it
+ * only records what it did, on virtual time.
+ */
+import { admitPods } from '../api/admit.js';
+import type { Event, Pod, PodStatus } from '../api/types.js';
+import { createEventRecorder } from '../kubelet/events.js';
+import { Kubelet } from '../kubelet/kubelet.js';
+import { Prober } from '../prober/prober.js';
+import type { ProbeType } from '../prober/types.js';
+import { FakeClock } from '../util/clock.js';
+import type { Behaviours } from './behaviour.js';
+import { simulatedHandlers, type ProbeCounter } from './handlers.js';
+import { seededRandom } from './random.js';
+import { SimRuntime } from './runtime.js';
+
+/** Virtual time starts here (a fixed instant, so every output is the same every time). */
+export const SIMULATION_ORIGIN_MS = Date.UTC(2026, 0, 1);
+/** The node name the simulated kubelet's events come from. */
+export const SIMULATED_HOST = 'probelet-simulate';
+/** How long the kubelet may take to delete the pods after the simulated span (virtual). */
+const CLOSE_LIMIT_MS = 10 * 60_000;
+
+export interface SimulationOptions {
+  /** Admitted pods (names, UIDs, defaults). */
+  pods: readonly Pod[];
+  behaviours: Behaviours;
+  forMs: number;
+  seed: number;
+  kubeletRestart?: boolean;
+  /** Every status change of a pod, at virtual time `tMs` (ms since the start). */
+  onPod?: (pod: Pod, tMs: number) => void;
+  /** Every new or re-counted Event. */
+  onEvent?: (event: Event, tMs: number) => void;
+}
+
+/** A probe-triggered kill, from the kubelet's `Killing` event. */
+export interface Kill {
+  tMs: number;
+  probe: ProbeType;
+  /** The event's message, e.g. `Container app failed liveness probe, will be restarted`. */
+  message: string;
+  /** When the killed instance started (ms since the start). */
+  instanceStartMs: number;
+}
+
+export interface ContainerOutcome {
+  name: string;
+  readyAtMs: number | null;
+  restarts: number;
+  kills: Kill[];
+  state: 'running' | 'waiting' | 'terminated';
+  reason: string;
+  /** Every `Started` of this container (ms since the start). */
+  starts: number[];
+  /** Every exit that no kill caused: the script's own `exit(N)`. */
+  exits: { tMs: number; code: number }[];
+}
+
+export interface PodOutcome {
+  pod: Pod;
+  readyAtMs: number | null;
+  containers: ContainerOutcome[];
+}
+
+export interface SimulationResult {
+  endMs: number;
+  pods: PodOutcome[];
+  /** Probe handler calls (attempts) made. */
+  probes: number;
+}
+
+const KILL_MESSAGE = /failed (liveness|startup) probe/;
+
+/** A simulation in progress: the kubelet and its clock, for callers that act on it (tests delete pods). */
+export interface RunningSimulation {
+  readonly kubelet: Kubelet;
+  readonly clock: FakeClock;
+  readonly runtime: SimRuntime;
+  /** Virtual ms since the start. */
+  now(): number;
+  /** Moves virtual time on by `ms`, letting the kubelet do all it would meanwhile. */
+  advance(ms: number): Promise<void>;
+  /** What happened so far (outcomes are live objects, updated as time moves on). */
+  result(): SimulationResult;
+  /** Stops recording and winds the kubelet down out of sight; nothing stays on the clock. */
+  finish(): Promise<SimulationResult>;
+}
+
+/** Starts a simulation: the pods are added at virtual time 0; time moves only with `advance`. */
+export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): RunningSimulation {
+  const clock = new FakeClock(SIMULATION_ORIGIN_MS, { settleTurns: 1, batchTies: true });
+  const t = (): number => clock.now() - SIMULATION_ORIGIN_MS;
+  const runtime = new SimRuntime({ clock, behaviours: options.behaviours });
+  const recorder = createEventRecorder({ clock, host: SIMULATED_HOST });
+  const counter: ProbeCounter = { probes: 0 };
+  const prober = new Prober({
+    runner: { runInContainer: (id, cmd, ms) => runtime.execSync(id, cmd, ms) },
+    recorder,
+    clock,
+    handlers: simulatedHandlers(runtime, clock, counter),
+  });
+  const kubelet = new Kubelet({
+    runtime,
+    clock,
+    random: seededRandom(options.seed),
+    recorder,
+    prober,
+    kubeletRestart: options.kubeletRestart === true,
+    admit: admitPods,
+    // Nobody reads it here; a simulated day should not pay for its rings.
+    flightRecorder: false,
+  });
+
+  const outcomes = new Map<string, PodOutcome>();
+  for (const pod of options.pods) {
+    const names = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => c.name);
+    outcomes.set(pod.metadata?.uid ?? '', {
+      pod,
+      readyAtMs: null,
+      containers: names.map((name) => ({ name, readyAtMs: null, restarts: 0, kills: [], state: 'waiting', reason: 'ContainerCreating', starts: [], exits: [] })),
+    });
+  }
+  const containerOf = (uid: string, name: string): ContainerOutcome | undefined => outcomes.get(uid)?.containers.find((c) => c.name === name);
+
+  /** Ready times, restarts and states, from every status the kubelet stores. */
+  const track = (uid: string, status: PodStatus): void => {
+    const now = t();
+    const outcome = outcomes.get(uid);
+    if (!outcome) return;
+    const ready = (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+    if (ready && outcome.readyAtMs === null) outcome.readyAtMs = now;
+    for (const s of [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]) {
+      const c = outcome.containers.find((x) => x.name === s.name);
+      if (!c) continue;
+      if (s.ready && c.readyAtMs === null) c.readyAtMs = now;
+      c.restarts = s.restartCount;
+      if (s.state?.running) {
+        c.state = 'running';
+        c.reason = s.ready ? 'Ready' : 'NotReady';
+      } else if (s.state?.terminated) {
+        c.state = 'terminated';
+        c.reason = s.state.terminated.reason ?? `ExitCode:${s.state.terminated.exitCode}`;
+      } else {
+        c.state = 'waiting';
+        c.reason = s.state?.waiting?.reason ?? '';
+      }
+    }
+  };
+  const offStatus = kubelet.statusManager.subscribe(track);
+  const stopping = new Set<string>();
+  const offRuntime = runtime.subscribe((e) => {
+    if (e.type !== 'exited' || stopping.has(e.status.id)) return;
+    containerOf(e.status.podUID, e.status.name)?.exits.push({ tMs: t(), code: e.status.exitCode ?? 0 });
+  });
+  runtime.onStop = (id) => stopping.add(id);
+  // The API view of the pod (times serialized) is made only for a caller that prints it.
+  const onPod = options.onPod;
+  const offPod = onPod
+    ? kubelet.onPodStatus((pod) => {
+        const outcome = outcomes.get(pod.metadata?.uid ?? '');
+        if (outcome) outcome.pod = pod;
+        onPod(pod, t());
+      })
+    : () => undefined;
+  const offEvents = recorder.subscribe((event) => {
+    const now = t();
+    const container = /\{(.*)\}$/.exec(event.involvedObject.fieldPath ?? '')?.[1];
+    const c = container === undefined ? undefined : containerOf(event.involvedObject.uid ?? '', container);
+    if (c && event.reason === 'Started' && c.starts.at(-1) !== now) c.starts.push(now);
+    const kill = KILL_MESSAGE.exec(event.message ?? '');
+    if (c && event.reason === 'Killing' && kill) {
+      c.kills.push({ tMs: now, probe: kill[1] as ProbeType, message: event.message ?? '', instanceStartMs: c.starts.at(-1) ?? 0 });
+    }
+    options.onEvent?.(event, now);
+  });
+
+  kubelet.addPods(options.pods);
+  const result = (): SimulationResult => ({ endMs: t(), pods: [...outcomes.values()], probes: counter.probes });
+  return {
+    kubelet,
+    clock,
+    runtime,
+    now: t,
+    advance: (ms) => clock.advance(ms),
+    result,
+    async finish() {
+      offStatus();
+      offRuntime();
+      offPod();
+      offEvents();
+      const final = result();
+      // Wind down as `probelet run` does, out of sight: nothing may be left on the clock.
+      let closed = false;
+      void kubelet.close().then(() => (closed = true));
+      for (let waited = 0; !closed && waited < CLOSE_LIMIT_MS; waited += 1000) await clock.advance(1000);
+      return final;
+    },
+  };
+}
+
+/** Runs the pods for `forMs` of virtual time and tells what happened. */
+export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
+  const running = startSimulation(options);
+  await running.advance(options.forMs);
+  return running.finish();
+}

@@ -1,0 +1,249 @@
+/**
+ * `probelet simulate` as users call it: output shapes, determinism, bad input (exit 2), and
+ * `--sweep` thresholds against the startup budget formula.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadManifests } from '../../src/api/documents.js';
+import { podsOf } from '../../src/api/manifest.js';
+import { setPodDefaults } from '../../src/api/defaults.js';
+import { computeBudget, startupGuard } from '../../src/check/budgets.js';
+import { runCli } from '../cli/helpers.js';
+
+const DEMO = 'examples/demo/pod.yaml';
+const DEPLOYMENT = 'examples/simulate/deployment.yaml';
+const dir = mkdtempSync(join(tmpdir(), 'probelet-simulate-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function manifest(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+interface Summary {
+  type: 'summary';
+  t: number;
+  pods: {
+    pod: string;
+    namespace: string;
+    readyAt: number | null;
+    containers: { name: string; readyAt: number | null; restarts: number; kills: { t: number; reason: string }[]; state: string; reason: string }[];
+  }[];
+}
+
+function jsonLines(stdout: string): Record<string, unknown>[] {
+  return stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe('probelet simulate', () => {
+  it('plays a slow-starting Deployment into a crash loop and explains each kill in numbers', async () => {
+    const run = await runCli(['simulate', DEPLOYMENT, '-b', 'api=down:40s,up', '--for', '5m']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('+30s     pod/api{api}  Normal  Killing');
+    expect(run.stdout).toMatch(/^\+1m0s +api +0\/1 +CrashLoopBackOff/m);
+    expect(run.stdout).toContain(
+      'killed at +30s: liveness still `down` 30s after the container started (script down:40s,up), liveness failed 3 × period 10s after initialDelay 0s; a startupProbe with failureThreshold × period ≥ 40s would let it start',
+    );
+    expect(run.stdout).toMatch(/api: never ready, 5 restarts, now /);
+    expect(run.stdout.match(/killed at \+/g)).toHaveLength(5);
+  });
+
+  it('says which containers have no script (they are up from the start)', async () => {
+    const run = await runCli(['simulate', DEMO, '-b', 'app=down:5s,up', '--for', '10s']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/ proxy +up +\(no script given: up from the start\)/);
+    expect(run.stdout).toMatch(/ app +down:5s,up\n/);
+  });
+
+  it('prints the run JSON lines stamped with t, then the summary line in its documented shape', async () => {
+    const run = await runCli(['simulate', DEPLOYMENT, '-b', 'api=down:40s,up', '--for', '2m', '-o', 'json']);
+    expect(run.code).toBe(0);
+    const lines = jsonLines(run.stdout);
+    expect(lines[0]?.['type']).toBe('simulate');
+    const body = lines.slice(1, -1);
+    expect(body.length).toBeGreaterThan(5);
+    for (const line of body) {
+      expect(['pod', 'event']).toContain(line['type']);
+      expect(Object.keys(line).slice(0, 2)).toEqual(['type', 't']);
+      expect(typeof line['t']).toBe('number');
+    }
+    const summary = lines.at(-1) as unknown as Summary;
+    expect(Object.keys(summary)).toEqual(['type', 't', 'pods']);
+    expect(summary).toEqual({
+      type: 'summary',
+      t: 120,
+      pods: [
+        {
+          pod: 'api',
+          namespace: 'default',
+          readyAt: null,
+          containers: [
+            {
+              name: 'api',
+              readyAt: null,
+              restarts: 3,
+              kills: [
+                { t: 30, reason: 'Container api failed liveness probe, will be restarted' },
+                { t: 60, reason: 'Container api failed liveness probe, will be restarted' },
+                { t: 100, reason: 'Container api failed liveness probe, will be restarted' },
+              ],
+              // Restarted at 2m0s sharp, after the 20 s back-off: running again, not ready yet.
+              state: 'running',
+              reason: 'NotReady',
+            },
+          ],
+        },
+      ],
+    });
+  });
+
+  it('is deterministic: the same inputs and seed give byte-identical output (table and JSON, with jitter)', async () => {
+    for (const extra of [[], ['-o', 'json'], ['--kubelet-restart', '--seed', '42']]) {
+      const args = ['simulate', DEMO, '-b', 'app=down:5s,up:25s,fail', '--for', '3m', ...extra];
+      const a = await runCli(args);
+      const b = await runCli(args);
+      expect(a.code).toBe(0);
+      expect(a.stdout).toBe(b.stdout);
+      expect(a.stdout.length).toBeGreaterThan(1000);
+    }
+    // The seed does matter once the kubelet jitters its first probes.
+    const s1 = await runCli(['simulate', DEMO, '--kubelet-restart', '--seed', '1', '--for', '30s']);
+    const s2 = await runCli(['simulate', DEMO, '--kubelet-restart', '--seed', '2', '--for', '30s']);
+    expect(s1.stdout).not.toBe(s2.stdout);
+  });
+
+  it.each([
+    [['-b', 'app=dwn:5s,up'], '-b app=dwn:5s,up: unknown state "dwn": the states are down, up, fail, hang, slow(D), exit(N)'],
+    [['-b', 'app=down:5x,up'], '-b app=down:5x,up: bad duration "5x" in phase "down:5x": use a positive duration such as 30s, 1m30s or 500ms'],
+    [['-b', 'app=down,up'], '-b app=down,up: phase "down" needs a duration (only the last phase lasts for ever): e.g. down:30s'],
+    [['-b', 'web=up'], '-b web=up: no container "web" in pod demo (containers: proxy, app, worker)'],
+    [['-b', 'app.ready=up'], '-b app.ready=up: unknown probe "ready": write app.liveness, app.readiness or app.startup'],
+    [['-b', 'app.liveness=exit(1)'], "-b app.liveness=exit(1): exit(N) ends the container, not a probe: put it in the container's script (-b app=…)"],
+    [['-b', 'app=slow(x)'], '-b app=slow(x): bad duration in "slow(x)": write slow(D) with D such as 2s or 500ms'],
+    [['-b', 'app'], '-b app: expected CONTAINER[.PROBE]=SCRIPT'],
+    [['--for', 'soon'], '--for: invalid duration "soon"'],
+    [['--sweep', 'app=10s..1m'], '--sweep app=10s..1m: write --sweep CONTAINER=FROM..TO/STEP'],
+    [['--sweep', 'app=10s..1m/10s'], "--sweep app=10s..1m/10s: the sweep varies the first phase of app's script, which needs at least two phases"],
+  ])('bad input %j → exit 2 naming the flag and the fix', async (args, message) => {
+    const run = await runCli(['simulate', DEMO, ...args]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`probelet: ${message}`);
+    expect(run.stdout).toBe('');
+  });
+
+  it('reads behaviours from --behavior FILE (flags win) and rejects bad files with exit 2', async () => {
+    const file = manifest('behaviour.yaml', 'app: down:20s,up\nworker:\n  readiness: down\n  sigterm: ignore\n');
+    const run = await runCli(['simulate', DEMO, '--behavior', file, '--for', '1m', '-o', 'json']);
+    expect(run.code).toBe(0);
+    const summary = jsonLines(run.stdout).at(-1) as unknown as Summary;
+    const containers = summary.pods[0]?.containers ?? [];
+    expect(containers.find((c) => c.name === 'worker')?.readyAt).toBeNull();
+    expect(containers.find((c) => c.name === 'app')?.readyAt).toBe(20);
+
+    const bad = manifest('bad.yaml', 'app:\n  script: hop\n');
+    const refused = await runCli(['simulate', DEMO, '--behavior', bad]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`probelet: --behavior ${bad}: app.script: unknown state "hop"`);
+  });
+});
+
+/**
+ * `check`'s budgets for the manifest's one container: `startupBudgetSeconds` (the longest
+ * start-up that can survive, in the most favourable phase of the probe's ticks) and the
+ * start-up that always survives, whatever the phase.
+ */
+async function checkBudgets(file: string): Promise<{ budget: number | null; alwaysSurvives: number | undefined }> {
+  const load = await loadManifests([file]);
+  const [found] = podsOf(load.objects).pods;
+  if (!found) throw new Error(`no pod in ${file}`);
+  const pod = setPodDefaults(found.pod);
+  const container = pod.spec?.containers[0];
+  if (!container) throw new Error(`no container in ${file}`);
+  return {
+    budget: computeBudget(found.object, pod, container, 'container').startupBudgetSeconds,
+    alwaysSurvives: startupGuard(container)?.alwaysSurvivesSeconds,
+  };
+}
+
+describe('the advice of a kill explanation', () => {
+  it.each([
+    [4, 0, 40],
+    [3, 1, null],
+  ])('a startupProbe of %i × 10s for a 40 s start-up: %i kills, ready at %s', async (failureThreshold, kills, readyAt) => {
+    const file = manifest(
+      `advice-${failureThreshold}.yaml`,
+      readFileSync(DEPLOYMENT, 'utf8').replace(
+        '          livenessProbe:',
+        `          startupProbe:\n            httpGet: { path: /healthz, port: http }\n            periodSeconds: 10\n            failureThreshold: ${failureThreshold}\n          livenessProbe:`,
+      ),
+    );
+    const run = await runCli(['simulate', file, '-b', 'api=down:40s,up', '--for', '50s', '-o', 'json']);
+    expect(run.code).toBe(0);
+    const api = (jsonLines(run.stdout).at(-1) as unknown as Summary).pods[0]?.containers[0];
+    expect(api?.kills.length).toBe(kills);
+    expect(api?.readyAt).toBe(readyAt);
+  });
+});
+
+describe('probelet simulate --sweep', () => {
+  it.each([
+    { initialDelaySeconds: 0, failureThreshold: 3, periodSeconds: 10 },
+    { initialDelaySeconds: 0, failureThreshold: 5, periodSeconds: 3 },
+    { initialDelaySeconds: 15, failureThreshold: 1, periodSeconds: 10 },
+    { initialDelaySeconds: 5, failureThreshold: 4, periodSeconds: 5 },
+  ])('the threshold agrees with check\'s startup budget for the liveness probe %j', async (liveness) => {
+    const file = manifest(
+      `sweep-${liveness.initialDelaySeconds}-${liveness.failureThreshold}-${liveness.periodSeconds}.yaml`,
+      `apiVersion: apps/v1
+kind: Deployment
+metadata: { name: web }
+spec:
+  selector: { matchLabels: { app: web } }
+  template:
+    metadata: { labels: { app: web } }
+    spec:
+      containers:
+        - name: web
+          image: web:1
+          readinessProbe:
+            httpGet: { path: /ready, port: 8080 }
+            periodSeconds: 1
+          livenessProbe:
+            httpGet: { path: /healthz, port: 8080 }
+            initialDelaySeconds: ${liveness.initialDelaySeconds}
+            failureThreshold: ${liveness.failureThreshold}
+            periodSeconds: ${liveness.periodSeconds}
+`,
+    );
+    // The simulation starts the container at a tick instant: the phase check's budget assumes
+    // for its longest survivable start-up when there is no initial delay.
+    const { budget: checkBudget, alwaysSurvives } = await checkBudgets(file);
+    const p = liveness.periodSeconds;
+    const budget = Math.max(p, Math.ceil(liveness.initialDelaySeconds / p) * p) + (liveness.failureThreshold - 1) * p;
+    if (liveness.initialDelaySeconds === 0) expect(budget).toBe(checkBudget);
+    expect(budget).toBeGreaterThanOrEqual(alwaysSurvives ?? Infinity);
+    expect(budget).toBeLessThanOrEqual(checkBudget ?? -Infinity);
+    const run = await runCli(['simulate', file, '-b', 'web=down:1s,up', '--for', '5m', '--sweep', `web=${budget - 5}s..${budget + 5}s/1s`, '-o', 'json']);
+    expect(run.code).toBe(0);
+    const lines = jsonLines(run.stdout);
+    expect(lines.filter((l) => l['type'] === 'sweep')).toHaveLength(11);
+    expect(lines.at(-1)).toEqual({ type: 'threshold', value: budget + 1 });
+    const ok = lines.find((l) => l['value'] === budget);
+    expect(ok).toMatchObject({ type: 'sweep', readyAt: budget, restarts: 0, state: 'running' });
+  });
+
+  it('prints a row per value and the threshold line', async () => {
+    const run = await runCli(['simulate', DEPLOYMENT, '-b', 'api=down:40s,up', '--for', '10m', '--sweep', 'api=10s..60s/10s']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^30s +\+30s +0 +running \(Ready\)$/m);
+    expect(run.stdout).toMatch(/^40s +never +\d+ +waiting \(CrashLoopBackOff\)$/m);
+    expect(run.stdout).toContain('api starts crash-looping when its start-up takes ≥ 40s');
+  });
+});
