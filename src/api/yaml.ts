@@ -17,7 +17,8 @@ const FALSE_WORDS = new Set(['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALS
 
 const bool11 = new yaml.Type('tag:yaml.org,2002:bool', {
   kind: 'scalar',
-  resolve: (data: string | null) => data !== null && (TRUE_WORDS.has(data) || FALSE_WORDS.has(data)),
+  // Every plain scalar is offered to every implicit type: reject by length before hashing.
+  resolve: (data: string | null) => data !== null && data.length <= 5 && (TRUE_WORDS.has(data) || FALSE_WORDS.has(data)),
   construct: (data: string) => TRUE_WORDS.has(data),
   predicate: (value: unknown) => typeof value === 'boolean',
 });
@@ -25,9 +26,15 @@ const bool11 = new yaml.Type('tag:yaml.org,2002:bool', {
 /** Go's `strconv.ParseInt(s, 0, 64)` after go-yaml drops underscores: 0b, 0o, 0x and leading-0 octal. */
 const INT_PATTERN = /^[-+]?(?:0b[01_]+|0o[0-7_]+|0x[0-9a-fA-F_]+|0[0-7_]+|[0-9][0-9_]*)$/;
 
+/** A digit or a sign first: the cheap test that turns most plain scalars (names, images) away. */
+function startsLikeNumber(data: string): boolean {
+  const c = data.charCodeAt(0);
+  return (c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2d;
+}
+
 const int11 = new yaml.Type('tag:yaml.org,2002:int', {
   kind: 'scalar',
-  resolve: (data: string | null) => data !== null && INT_PATTERN.test(data) && /[0-9]/.test(data),
+  resolve: (data: string | null) => data !== null && startsLikeNumber(data) && INT_PATTERN.test(data) && /[0-9]/.test(data),
   construct: (data: string) => {
     let text = data.replace(/_/g, '');
     let sign = 1;
