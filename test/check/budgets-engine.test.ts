@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setPodDefaults } from '../../src/api/defaults.js';
-import type { ManifestObject } from '../../src/api/documents.js';
 import type { Container, Pod, PodStatus, Probe } from '../../src/api/types.js';
 import { computeBudget, failureWindow, startupGuard } from '../../src/check/budgets.js';
 import { killGracePeriodSeconds } from '../../src/kubelet/kubelet.js';
 import type { ProbeType, Result } from '../../src/prober/types.js';
 import { sleep } from '../../src/util/clock.js';
 import { iso, makeEngine, TEST_CONTAINER_ID, TEST_POD_UID, type Engine } from '../helpers/engine.js';
+import { bareWebPod } from '../helpers/manifest-object.js';
 
 /**
  * The budget formulas against the real engine: the same probe specs run through
@@ -167,18 +167,7 @@ async function hangWithPhase(h: Harness, kind: ProbeType, periodS: number, phase
   return hangAt;
 }
 
-const object: ManifestObject = {
-  source: 'web.yaml',
-  document: 1,
-  line: 1,
-  column: 1,
-  apiVersion: 'v1',
-  kind: 'Pod',
-  name: 'web',
-  namespace: 'default',
-  value: {},
-  position: () => ({ line: 1, column: 1 }),
-};
+const object = bareWebPod;
 
 const http = { httpGet: { port: 8080 } };
 

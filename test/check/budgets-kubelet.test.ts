@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setPodDefaults } from '../../src/api/defaults.js';
-import type { ManifestObject } from '../../src/api/documents.js';
 import type { Container, Pod, Probe } from '../../src/api/types.js';
 import { backOffAfterRestarts, computeBudget, startupGuard } from '../../src/check/budgets.js';
 import { Kubelet } from '../../src/kubelet/kubelet.js';
 import type { ProbeType, Result } from '../../src/prober/types.js';
 import { FakeClock, sleep } from '../../src/util/clock.js';
 import { FakeRuntime } from '../helpers/fake-runtime.js';
+import { bareWebPod } from '../helpers/manifest-object.js';
 
 /**
  * The budgets end to end through the real local kubelet (probe manager, sync loop, kills with
@@ -18,18 +18,7 @@ import { FakeRuntime } from '../helpers/fake-runtime.js';
 const T0 = Date.UTC(2026, 0, 1);
 const MS = 1000;
 
-const object: ManifestObject = {
-  source: 'web.yaml',
-  document: 1,
-  line: 1,
-  column: 1,
-  apiVersion: 'v1',
-  kind: 'Pod',
-  name: 'web',
-  namespace: 'default',
-  value: {},
-  position: () => ({ line: 1, column: 1 }),
-};
+const object = bareWebPod;
 
 const http: Probe = { httpGet: { path: '/healthz', port: 8080 } };
 
