@@ -277,13 +277,17 @@ export class Kubelet {
   }
 
   private async shutdown(): Promise<void> {
-    await Promise.all([...this.pods.keys()].map((uid) => this.deletePod(uid)));
-    this.closed = true;
-    this.clock.clearTimeout(this.housekeepingTimer);
-    for (const rec of this.pods.values()) this.clearTimer(rec);
-    await this.probeManager.close();
-    for (const off of this.unsubscribe) off();
-    await this.runtime.close();
+    try {
+      await Promise.all([...this.pods.keys()].map((uid) => this.deletePod(uid)));
+    } finally {
+      // Even when a deletion failed (a runtime that went away), no loop of ours may outlive close().
+      this.closed = true;
+      this.clock.clearTimeout(this.housekeepingTimer);
+      for (const rec of this.pods.values()) this.clearTimer(rec);
+      await this.probeManager.close();
+      for (const off of this.unsubscribe) off();
+      await this.runtime.close();
+    }
   }
 
   // --- pod workers ------------------------------------------------------------------
@@ -513,7 +517,11 @@ export class Kubelet {
   private async stopContainer(rec: PodRecord, c: ContainerRecord, graceSeconds: number): Promise<void> {
     const cur = c.current;
     if (!cur || cur.state !== 'running') return;
-    await this.runtime.stopContainer(cur.id, graceSeconds * 1000);
+    try {
+      await this.runtime.stopContainer(cur.id, graceSeconds * 1000);
+    } catch {
+      // The runtime refused or went away (closed under a forced stop): its own status is what is known.
+    }
     c.current = this.runtime.containerStatus(cur.id) ?? cur;
   }
 

@@ -68,7 +68,7 @@ const RUNTIME_METHODS = [
 const IMAGE_METHODS = ['ImageStatus', 'PullImage'] as const;
 
 type Callback = (err: grpc.ServiceError | null, res: unknown) => void;
-type RawMethod = (req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: Callback) => void;
+type RawMethod = (req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: Callback) => grpc.ClientUnaryCall;
 
 /** A client for `endpoint` (`unix:///path`); connects lazily, on the first call. */
 export function createCriClient(endpoint: string): CriClient {
