@@ -14,13 +14,16 @@ import { explainKill, stamp } from '../simulate/explain.js';
 import { admitForSimulation } from '../simulate/pods.js';
 import { formatScript } from '../simulate/script.js';
 import { SIMULATION_ORIGIN_MS, simulate, type PodOutcome, type SimulationResult } from '../simulate/simulation.js';
+import { startServer, type RunningServer } from '../server/server.js';
+import { timelineView, type Timeline } from '../server/timeline.js';
 import { formatGoDuration } from '../util/duration.js';
 import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { CliUsageError, type CliIO } from './io.js';
 import { createLiveView, type OutputFormat } from './live-view.js';
-import { parseDuration } from './run-flags.js';
+import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
 import { printRejected } from './run-input.js';
 import { parseSweep, readBehaviours, sweptBehaviours, type SweepPlan } from './simulate-input.js';
+import { processSignals } from './terminal.js';
 import { formatTable } from './view.js';
 
 interface SimulateFlags {
@@ -31,6 +34,8 @@ interface SimulateFlags {
   output: OutputFormat;
   kubeletRestart?: boolean;
   sweep?: string;
+  /** `--ui [HOST:PORT]`: serve the finished timeline on the dashboard. */
+  ui?: string;
 }
 
 const DEFAULT_FOR = '10m';
@@ -49,6 +54,7 @@ export function registerSimulateCommand(program: Command, io: CliIO, setExit: (c
     .addOption(new Option('-o, --output <format>', 'the run view stamped with virtual time, or JSON lines').choices(['table', 'json']).default('table'))
     .option('--kubelet-restart', 'a freshly restarted kubelet (jittered first probes) instead of one running for a while')
     .option('--sweep <CONTAINER=FROM..TO/STEP>', "vary the length of the container's first phase and find where it starts crash-looping")
+    .option('--ui [listen]', 'then serve the finished timeline on the dashboard (loopback only, default 127.0.0.1:0) until Ctrl-C')
     .action(async (files: string[], raw: Record<string, unknown>) => {
       const flags: SimulateFlags = {
         b: (raw['behaviour'] as string[] | undefined) ?? [],
@@ -58,6 +64,7 @@ export function registerSimulateCommand(program: Command, io: CliIO, setExit: (c
         ...(typeof raw['behavior'] === 'string' ? { behavior: raw['behavior'] } : {}),
         ...(raw['kubeletRestart'] === true ? { kubeletRestart: true } : {}),
         ...(typeof raw['sweep'] === 'string' ? { sweep: raw['sweep'] } : {}),
+        ...(raw['ui'] === true ? { ui: '127.0.0.1:0' } : typeof raw['ui'] === 'string' ? { ui: raw['ui'] } : {}),
       };
       setExit(await runSimulate(files, flags, io));
     });
@@ -71,6 +78,8 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
   const forMs = parseDuration(flags.for, '--for');
   if (!/^\d{1,9}$/.test(flags.seed)) throw new CliUsageError(`--seed: expected a whole number (e.g. --seed 7), got ${JSON.stringify(flags.seed)}`);
   const seed = Number(flags.seed);
+  const listen = flags.ui === undefined ? undefined : parseListen(flags.ui);
+  if (listen && flags.sweep !== undefined) throw new CliUsageError('--ui shows one simulation: it does not go with --sweep');
 
   const load = await loadManifests(files);
   const { pods: found, problems } = podsOf(load.objects);
@@ -105,6 +114,7 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
   });
   const result = await simulate({
     ...base,
+    record: listen !== undefined,
     behaviours,
     onPod: (pod, t) => {
       out.t = t;
@@ -118,7 +128,27 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
   view.close();
   if (flags.output === 'json') io.stdout(`${JSON.stringify(summaryJSON(result))}\n`);
   else printSummary(result, behaviours, io);
+  if (listen && result.timeline) await serveTimeline(result.timeline, listen, flags.output, io);
   return EXIT_OK;
+}
+
+/** `--ui`: the finished simulation on the dashboard, until Ctrl-C (or SIGTERM). */
+async function serveTimeline(timeline: Timeline, listen: ListenAddress, output: OutputFormat, io: CliIO): Promise<void> {
+  let server: RunningServer;
+  try {
+    server = await startServer(timelineView(timeline), listen);
+  } catch (err) {
+    throw new CliUsageError(`--ui ${listen.host}:${listen.port}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (output === 'json') io.stdout(`${JSON.stringify({ type: 'ui', url: `${server.url}/` })}\n`);
+  else io.stdout(`\nDashboard of this simulation: ${server.url}/ (Ctrl-C to stop)\n`);
+  await new Promise<void>((resolve) => {
+    const off = processSignals.listen(() => {
+      off();
+      resolve();
+    });
+  });
+  await server.close();
 }
 
 /** Output that stamps every line with virtual time: `+1m30s ` in front, or `"t":90` in a JSON line. */

@@ -9,6 +9,7 @@ import type { Event, Pod, PodStatus } from '../api/types.js';
 import { createEventRecorder } from '../kubelet/events.js';
 import { Kubelet } from '../kubelet/kubelet.js';
 import { Prober } from '../prober/prober.js';
+import type { ProbeHistory } from '../prober/recorder.js';
 import type { ProbeType } from '../prober/types.js';
 import { FakeClock } from '../util/clock.js';
 import type { Behaviours } from './behaviour.js';
@@ -34,6 +35,8 @@ export interface SimulationOptions {
   onPod?: (pod: Pod, tMs: number) => void;
   /** Every new or re-counted Event. */
   onEvent?: (event: Event, tMs: number) => void;
+  /** Keep every probe attempt in the flight recorder and return the whole timeline (for `--ui`). */
+  record?: boolean;
 }
 
 /** A probe-triggered kill, from the kubelet's `Killing` event. */
@@ -70,6 +73,8 @@ export interface SimulationResult {
   pods: PodOutcome[];
   /** Probe handler calls (attempts) made. */
   probes: number;
+  /** With `record`: pods, events and probe histories as they stood at the end, for the dashboard. */
+  timeline?: { pods: Pod[]; events: Event[]; probes: ProbeHistory[] };
 }
 
 const KILL_MESSAGE = /failed (liveness|startup) probe/;
@@ -110,8 +115,8 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): Runn
     prober,
     kubeletRestart: options.kubeletRestart === true,
     admit: admitPods,
-    // Nobody reads it here; a simulated day should not pay for its rings.
-    flightRecorder: false,
+    // Unless asked for (`--ui`), nobody reads it: a simulated day should not pay for its rings.
+    ...(options.record === true ? {} : { flightRecorder: false }),
   });
 
   const outcomes = new Map<string, PodOutcome>();
@@ -192,6 +197,7 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): Runn
       offPod();
       offEvents();
       const final = result();
+      if (options.record === true) final.timeline = { pods: kubelet.listPods(), events: kubelet.listEvents(), probes: kubelet.listProbes() };
       // Wind down as `probelet run` does, out of sight: nothing may be left on the clock.
       let closed = false;
       void kubelet.close().then(() => (closed = true));
