@@ -48,6 +48,7 @@ export {
   type ManifestObject,
   type ManifestProblem,
   type ManifestSkip,
+  type ObjectSink,
   type SourcePosition,
 } from './api/documents.js';
 export { POD_TEMPLATE_KINDS, WORKLOAD_KINDS, podTemplateHash, type PodNaming } from './api/workloads.js';
@@ -130,7 +131,7 @@ export { createCriRuntime, DEFAULT_CRI_ENDPOINT, type CriRuntime, type CriRuntim
 export type { ImageInfo } from './runtime/types.js';
 export { ERR_IMAGE_NEVER_PULL, ERR_IMAGE_PULL, IMAGE_PULL_BACK_OFF, shouldPullImage } from './kubelet/images.js';
 // probelet check: static probe lint (the lint helper's part; budgets are exported by their own block)
-export { checkManifests, IGNORE_ANNOTATION, type CheckResult, type CheckRunOptions } from './check/run.js';
+export { checkManifests, createChecker, IGNORE_ANNOTATION, type CheckResult, type CheckRunOptions } from './check/run.js';
 export { rules as checkRules, ruleInfos as checkRuleInfos, type RuleInfo } from './check/rules/index.js';
 export { toJson as formatCheckJson, toSarif as formatCheckSarif, toText as formatCheckText } from './check/output.js';
 export type { CheckOptions, ContainerContext, ContainerRole, Finding, ObjectRef, Rule, RuleFinding, Severity } from './check/types.js';

@@ -93,9 +93,17 @@ function tooLarge(bytes: number): string {
 const CORE_API_VERSION = 'v1';
 const HELM_HINT = 'this looks like an unrendered template ({{ … }}): render it first, e.g. `helm template RELEASE CHART | probelet check -`';
 
-/** Every object of every document of `text` (named `source` in messages). */
-export function parseManifestDocuments(text: string, source: string): ManifestLoad {
+/**
+ * Receives each object as soon as its document is decoded, instead of the load keeping it:
+ * a caller that is done with an object when the call returns (`check`) lets it die young, so
+ * 50,000 objects never sit in memory together.
+ */
+export type ObjectSink = (object: ManifestObject) => void;
+
+/** Every object of every document of `text` (named `source` in messages); with `sink`, objects go there instead of `objects`. */
+export function parseManifestDocuments(text: string, source: string, sink?: ObjectSink): ManifestLoad {
   const load: ManifestLoad = { objects: [], problems: [], skipped: [] };
+  const add: ObjectSink = sink ?? ((object) => load.objects.push(object));
   let document = 0;
   for (const chunk of splitDocuments(text)) {
     if (isBlank(chunk.text)) continue;
@@ -116,7 +124,7 @@ export function parseManifestDocuments(text: string, source: string): ManifestLo
       continue;
     }
     const position = positionIndex(chunk);
-    addObject(load, decoded.value, { source, document, position, chunk }, undefined, false);
+    addObject(load, add, decoded.value, { source, document, position, chunk }, undefined, false);
   }
   return load;
 }
@@ -128,7 +136,7 @@ interface DocumentContext {
   position: (path: FieldPath) => SourcePosition;
 }
 
-function addObject(load: ManifestLoad, value: unknown, ctx: DocumentContext, item: number | undefined, podListItem: boolean): void {
+function addObject(load: ManifestLoad, add: ObjectSink, value: unknown, ctx: DocumentContext, item: number | undefined, podListItem: boolean): void {
   const base: FieldPath = item === undefined ? [] : ['items', item];
   const at = ctx.position(base);
   const problem = (message: string, path: FieldPath = base): void => {
@@ -158,7 +166,7 @@ function addObject(load: ManifestLoad, value: unknown, ctx: DocumentContext, ite
     if (item !== undefined) return problem(`a ${kindText} inside a list is not supported`);
     const items = object['items'] ?? [];
     if (!Array.isArray(items)) return problem(`items: expected a list, got ${describe(items)}`, ['items']);
-    items.forEach((entry, i) => addObject(load, entry, ctx, i, kindText === 'PodList'));
+    items.forEach((entry, i) => addObject(load, add, entry, ctx, i, kindText === 'PodList'));
     return;
   }
   const expected = POD_TEMPLATE_KINDS[kindText];
@@ -171,7 +179,7 @@ function addObject(load: ManifestLoad, value: unknown, ctx: DocumentContext, ite
     return;
   }
   const position = item === undefined ? ctx.position : (path: FieldPath) => ctx.position([...base, ...path]);
-  load.objects.push({
+  add({
     source: ctx.source,
     document: ctx.document,
     ...(item !== undefined ? { item } : {}),
@@ -202,6 +210,8 @@ export const STDIN_PATH = '-';
 export interface LoadOptions {
   /** Reads standard input (tests pass their own). */
   readStdin?: () => Promise<string>;
+  /** Objects go here as they are decoded, file by file, instead of into the load (see {@link ObjectSink}). */
+  sink?: ObjectSink;
 }
 
 const MANIFEST_EXTENSIONS = /\.(?:ya?ml|json)$/i;
@@ -243,7 +253,7 @@ export async function loadManifests(paths: readonly string[], options: LoadOptio
       load.problems.push({ source, message: text.message });
       return;
     }
-    const one = parseManifestDocuments(text ?? '', source);
+    const one = parseManifestDocuments(text ?? '', source, options.sink);
     load.objects.push(...one.objects);
     load.problems.push(...one.problems);
     load.skipped.push(...one.skipped);

@@ -33,41 +33,55 @@ export interface CheckResult {
 
 /** Checks every object of `load`; never throws on bad input (it becomes a problem). */
 export function checkManifests(load: ManifestLoad, options: CheckRunOptions): CheckResult {
-  const result: CheckResult = { findings: [], containers: [], problems: [...load.problems] };
+  const checker = createChecker(options);
+  for (const one of load.objects) checker.add(one);
+  return checker.finish(load.problems);
+}
+
+/**
+ * The runner one object at a time: `add` checks an object and keeps only its findings and
+ * budgets, so a loader's sink can hand objects straight in and none of them outlives its
+ * check (see `ObjectSink`); `finish` returns the result with the loader's problems first.
+ */
+export function createChecker(options: CheckRunOptions): { add(object: ManifestObject): void; finish(loadProblems: readonly ManifestProblem[]): CheckResult } {
+  const result: CheckResult = { findings: [], containers: [], problems: [] };
   const rules = (options.rules ?? allRules).filter((r) => !options.disabled?.has(r.id));
-  // One object at a time, so each pod copy is garbage before the next (50,000 objects stay cheap).
-  for (const one of load.objects) {
-    const { pods, problems } = podsOf([one]);
-    result.problems.push(...problems.map(withFixHint));
-    const [entry] = pods;
-    if (!entry) continue;
-    const { pod, object, templatePath } = entry;
-    const ignored = ignoredRules(object, templatePath);
-    const active = ignored.size === 0 ? rules : rules.filter((r) => !ignored.has(r.id));
-    const place = placer(object);
-    // A workload's pod is podsOf's own copy of its template; a Pod is the loader's value itself.
-    const defaulted = object.kind === 'Pod' ? setPodDefaults(pod) : applyPodDefaults(pod);
-    if (!options.disabled?.has(VALIDATION_RULE_ID) && !ignored.has(VALIDATION_RULE_ID)) {
-      for (const err of validatePod(defaulted)) {
-        const podPath = parseFieldPath(err.field);
-        const path = objectPath(podPath, templatePath);
-        const finding = place(VALIDATION_RULE_ID, 'error', { path, message: `${formatFieldPath(path)}: ${err.errorBody()}` });
-        const container = containerAt(defaulted, podPath);
-        result.findings.push(container === undefined ? finding : { ...finding, container });
-      }
+  return {
+    add: (one) => checkObject(one, rules, options, result),
+    finish: (loadProblems) => ({ ...result, problems: [...loadProblems, ...result.problems] }),
+  };
+}
+
+function checkObject(one: ManifestObject, rules: readonly Rule[], options: CheckRunOptions, result: CheckResult): void {
+  const { pods, problems } = podsOf([one]);
+  result.problems.push(...problems.map(withFixHint));
+  const [entry] = pods;
+  if (!entry) return;
+  const { pod, object, templatePath } = entry;
+  const ignored = ignoredRules(object, templatePath);
+  const active = ignored.size === 0 ? rules : rules.filter((r) => !ignored.has(r.id));
+  const place = placer(object);
+  // A workload's pod is podsOf's own copy of its template; a Pod is the loader's value itself.
+  const defaulted = object.kind === 'Pod' ? setPodDefaults(pod) : applyPodDefaults(pod);
+  if (!options.disabled?.has(VALIDATION_RULE_ID) && !ignored.has(VALIDATION_RULE_ID)) {
+    for (const err of validatePod(defaulted)) {
+      const podPath = parseFieldPath(err.field);
+      const path = objectPath(podPath, templatePath);
+      const finding = place(VALIDATION_RULE_ID, 'error', { path, message: `${formatFieldPath(path)}: ${err.errorBody()}` });
+      const container = containerAt(defaulted, podPath);
+      result.findings.push(container === undefined ? finding : { ...finding, container });
     }
-    for (const { container, role, path } of containersOf(defaulted, templatePath)) {
-      const budget = computeBudget(object, defaulted, container, role);
-      if (role !== 'init') result.containers.push(budget);
-      const ctx: ContainerContext = { object, pod: defaulted, container, role, path, budget, options };
-      for (const rule of active) {
-        for (const found of rule.check(ctx)) {
-          result.findings.push({ ...place(rule.id, found.severity ?? rule.severity, found), container: container.name });
-        }
+  }
+  for (const { container, role, path } of containersOf(defaulted, templatePath)) {
+    const budget = computeBudget(object, defaulted, container, role);
+    if (role !== 'init') result.containers.push(budget);
+    const ctx: ContainerContext = { object, pod: defaulted, container, role, path, budget, options };
+    for (const rule of active) {
+      for (const found of rule.check(ctx)) {
+        result.findings.push({ ...place(rule.id, found.severity ?? rule.severity, found), container: container.name });
       }
     }
   }
-  return result;
 }
 
 /** Every container of the pod with its role and its path inside the object; ephemeral containers are never probed. */

@@ -7,7 +7,7 @@ import { Command, Option } from 'commander';
 import { formatProblem, loadManifests, skippedNote, type LoadOptions } from '../api/documents.js';
 import { toJson, toSarif, toText } from '../check/output.js';
 import { findRule, ruleInfos } from '../check/rules/index.js';
-import { checkManifests } from '../check/run.js';
+import { createChecker } from '../check/run.js';
 import type { Severity } from '../check/types.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { CliUsageError, type CliIO } from './io.js';
@@ -54,8 +54,10 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   const measuredP99 = parseProbeP99(flags.probeP99 ?? []);
   if (paths.length === 0) throw new CliUsageError('check: give at least one PATH (a file, a folder, or - for standard input)');
 
-  const loaded = await loadManifests(paths, load);
-  const result = checkManifests(loaded, { startupTimes, measuredP99, disabled });
+  // Objects are checked as they are decoded and then dropped: only findings and budgets are kept.
+  const checker = createChecker({ startupTimes, measuredP99, disabled });
+  const loaded = await loadManifests(paths, { ...load, sink: (object) => checker.add(object) });
+  const result = checker.finish(loaded.problems);
   for (const problem of result.problems) io.stderr(`${formatProblem(problem)}\n`);
   if (flags.output === 'json') io.stdout(toJson(result));
   else if (flags.output === 'sarif') io.stdout(toSarif(result, ruleInfos, packageVersion()));

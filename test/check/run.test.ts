@@ -1,6 +1,8 @@
 /** The runner: validation findings placed in the object, suppression, roles, budgets listed. */
 import { describe, expect, it } from 'vitest';
-import { parseFieldPath } from '../../src/check/run.js';
+import { fileURLToPath } from 'node:url';
+import { loadManifests } from '../../src/api/documents.js';
+import { checkManifests, createChecker, parseFieldPath } from '../../src/check/run.js';
 import { GOOD_PROBES, check, deployment } from './helpers.js';
 
 describe('checkManifests', () => {
@@ -82,5 +84,18 @@ describe('checkManifests leaves its input alone', () => {
     const before = JSON.stringify(load.objects.map((o) => o.value));
     checkManifests(load, { startupTimes: new Map() });
     expect(JSON.stringify(load.objects.map((o) => o.value))).toBe(before);
+  });
+});
+
+describe('checking objects as they are decoded (the CLI and bench path)', () => {
+  it('gives exactly what checking a whole load gives, and the loader keeps no object', async () => {
+    const folder = fileURLToPath(new URL('../fixtures/real-world/', import.meta.url));
+    const options = { startupTimes: new Map([['controller', 45]]) };
+    const whole = checkManifests(await loadManifests([folder]), options);
+    const checker = createChecker(options);
+    const streamed = await loadManifests([folder], { sink: (object) => checker.add(object) });
+    expect(streamed.objects).toEqual([]);
+    expect(checker.finish(streamed.problems)).toEqual(whole);
+    expect(whole.containers.length).toBeGreaterThan(10);
   });
 });
