@@ -47,7 +47,7 @@ export function registerSimulateCommand(program: Command, io: CliIO, setExit: (c
     .command('simulate')
     .description('Play out what the kubelet will do with these pods on virtual time, with containers behaving as you describe (images need not exist).')
     .argument('<file...>', 'manifests holding Pods or workloads (one pod per template)')
-    .option('-b, --behaviour <CONTAINER[.PROBE]=SCRIPT>', 'a container\'s behaviour: phases STATE[:DURATION] (down, up, fail, hang, slow(D), exit(N)), e.g. app=down:40s,up', collect, [])
+    .option('-b, --behaviour <CONTAINER[.PROBE]=SCRIPT>', 'a container\'s behaviour: phases STATE[:DURATION] (down, up, fail, hang, slow(D), redirect(URL), exit(N)), e.g. app=down:40s,up', collect, [])
     .option('--behavior <file>', 'behaviours in YAML: CONTAINER[.PROBE]: SCRIPT')
     .option('--for <duration>', 'virtual time to simulate', DEFAULT_FOR)
     .option('--seed <n>', 'seed of the jitter (same inputs and seed: same output)', '1')

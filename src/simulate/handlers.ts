@@ -9,6 +9,7 @@
  * | fail     | 500                     | accepts   | NOT_SERVING               | exit 1            |
  * | hang     | timeout                 | accepts   | timeout                   | timeout           |
  * | slow(D)  | 200 after D (timeout if D ≥ timeoutSeconds), TCP accepts at once             |
+ * | redirect(URL) | 302 to another host: a warning (ProbeWarning event), counted a success; TCP, gRPC, exec as `up` |
  *
  * TCP succeeds for a hung process because the kernel completes the handshake, as on a node.
  * Exec goes through the real `probeExec` (its mapping of exit codes and timeouts), with a
@@ -27,6 +28,11 @@ import type { PhaseState } from './script.js';
 /** Counts what the handlers were asked (the bench reports it). */
 export interface ProbeCounter {
   probes: number;
+}
+
+/** Go's `htmlEscape` of net/http (the characters it replaces in a redirect's body). */
+function htmlEscape(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' })[c] ?? c);
 }
 
 export function simulatedHandlers(runtime: SimRuntime, clock: Clock, counter: ProbeCounter = { probes: 0 }): ProbeHandlers {
@@ -61,6 +67,11 @@ export function simulatedHandlers(runtime: SimRuntime, clock: Clock, counter: Pr
         return Promise.resolve({ result: 'failure', output: `${get}: dial tcp ${joinHostPort(url.hostname, port)}: connect: connection refused` });
       }
       if (state.kind === 'fail') return Promise.resolve({ result: 'failure', output: 'HTTP probe failed with statuscode: 500' });
+      // A 302 to another host, not followed: a warning that counts as success, with the body
+      // Go's http.Redirect writes (what agnhost's /redirect answers in the node e2e E13).
+      if (state.kind === 'redirect') {
+        return Promise.resolve({ result: 'warning', output: `Probe terminated redirects, Response body: <a href="${htmlEscape(state.location)}">Found</a>.\n\n` });
+      }
       return answer(state, timeoutMs, { result: 'success', output: 'ok' }, {
         result: 'failure',
         output: `${get}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)`,

@@ -144,7 +144,8 @@ export class SimRuntime implements ContainerRuntime {
     const state = this.stateOf(containerID, kind);
     const answer = (exitCode: number): ExecResult => ({ output: exitCode === 0 ? '' : `simulated: ${state?.kind ?? 'down'}\n`, exitCode });
     if (!state || state.kind === 'down' || state.kind === 'fail' || state.kind === 'exit') return Promise.resolve(answer(1));
-    if (state.kind === 'up') return Promise.resolve(answer(0));
+    // A redirect is an HTTP answer; the process itself is up.
+    if (state.kind === 'up' || state.kind === 'redirect') return Promise.resolve(answer(0));
     const delay = state.kind === 'slow' ? state.delayMs : Infinity;
     return new Promise((resolve, reject) => {
       if (delay < timeoutMs) this.clock.setTimeout(() => resolve(answer(0)), delay);

@@ -13,6 +13,8 @@ export type PhaseState =
   | { kind: 'fail' }
   | { kind: 'hang' }
   | { kind: 'slow'; delayMs: number }
+  /** Answers HTTP with a 302 to another host, which the kubelet does not follow (a ProbeWarning). */
+  | { kind: 'redirect'; location: string }
   | { kind: 'exit'; code: number };
 
 export interface Phase {
@@ -26,7 +28,7 @@ export type Script = readonly Phase[];
 /** The script of a container with none: healthy from the start. */
 export const UP_SCRIPT: Script = [{ state: { kind: 'up' }, durationMs: Infinity }];
 
-export const STATE_NAMES = 'down, up, fail, hang, slow(D), exit(N)';
+export const STATE_NAMES = 'down, up, fail, hang, slow(D), redirect(URL), exit(N)';
 
 /** A script that cannot be read; the message says what is wrong, the caller adds where. */
 export class ScriptError extends Error {
@@ -79,6 +81,14 @@ function parseState(text: string): PhaseState {
     if (ms === undefined) throw new ScriptError(`bad duration in ${JSON.stringify(text)}: write slow(D) with D such as 2s or 500ms`);
     return { kind: 'slow', delayMs: ms };
   }
+  const redirect = /^redirect\((.*)\)$/.exec(text);
+  if (redirect) {
+    const location = redirect[1] ?? '';
+    if (!/^https?:\/\/[^/\s]+/.test(location)) {
+      throw new ScriptError(`bad URL in ${JSON.stringify(text)}: write redirect(URL) with an absolute http(s) URL of another host, e.g. redirect(http://login.example/)`);
+    }
+    return { kind: 'redirect', location };
+  }
   const exit = /^exit\((.*)\)$/.exec(text);
   if (exit) {
     const code = Number(exit[1]);
@@ -116,7 +126,14 @@ export function exitOf(script: Script): { atMs: number; code: number } | undefin
 export function formatScript(script: Script): string {
   return script
     .map((p) => {
-      const state = p.state.kind === 'slow' ? `slow(${formatGoDuration(p.state.delayMs)})` : p.state.kind === 'exit' ? `exit(${p.state.code})` : p.state.kind;
+      const state =
+        p.state.kind === 'slow'
+          ? `slow(${formatGoDuration(p.state.delayMs)})`
+          : p.state.kind === 'exit'
+            ? `exit(${p.state.code})`
+            : p.state.kind === 'redirect'
+              ? `redirect(${p.state.location})`
+              : p.state.kind;
       return Number.isFinite(p.durationMs) ? `${state}:${formatGoDuration(p.durationMs)}` : state;
     })
     .join(',');

@@ -123,7 +123,16 @@ describe('node e2e probing scenarios on virtual time (upstream timings)', () => 
     await livenessTest(r, 1);
   });
 
-  it.skip('E13: non-local redirect → ProbeWarning — skipped: redirects are not a behaviour-script state (covered on real servers in test/e2e/liveness.test.ts)', () => undefined);
+  it('E13: should not be restarted with a non-local redirect http liveness probe (a ProbeWarning within 2 min)', async () => {
+    const r = run(
+      podWith({ livenessProbe: { ...httpGet('/redirect?loc=http%3A%2F%2F0.0.0.0%2F', 8080), initialDelaySeconds: 15, failureThreshold: 1 } }),
+      { c: 'redirect(http://0.0.0.0/)' },
+    );
+    await livenessTest(r, 0);
+    const warnings = r.events.filter(({ event }) => event.reason === 'ProbeWarning');
+    expect(warnings[0]?.t).toBeLessThanOrEqual(2 * MIN);
+    expect(warnings[0]?.event.message).toContain('Probe terminated redirects, Response body: <a href="http://0.0.0.0/">Found</a>.');
+  });
 
   it('E14: should be restarted when the startup probe fails', async () => {
     const r = run(

@@ -46,3 +46,17 @@ describe('behaviour scripts', () => {
     expect(() => parseScript(text)).toThrow(message);
   });
 });
+
+describe('redirect(URL)', () => {
+  it('parses with and without a duration, URL ports included, and formats back', () => {
+    const script = parseScript('redirect(http://login.example:8443/x):30s,up');
+    expect(script.map((p) => p.state)).toEqual([{ kind: 'redirect', location: 'http://login.example:8443/x' }, { kind: 'up' }]);
+    expect(formatScript(script)).toBe('redirect(http://login.example:8443/x):30s,up');
+    expect(parseScript('redirect(https://a.example/)')[0]?.durationMs).toBe(Infinity);
+  });
+
+  it('refuses a URL that is not absolute http(s), saying how to write it', () => {
+    expect(() => parseScript('redirect(/healthz)')).toThrow(ScriptError);
+    expect(() => parseScript('redirect(/healthz)')).toThrow('write redirect(URL) with an absolute http(s) URL of another host');
+  });
+});
