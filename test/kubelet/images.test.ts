@@ -4,13 +4,14 @@
  * ImagePullBackOff with its own 10 s → 20 s back-off, and admission asking for `command`
  * only from runtimes that do not run images. A runtime without images pulls nothing.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../src/api/types.js';
 import { Kubelet } from '../../src/kubelet/kubelet.js';
 import { shouldPullImage } from '../../src/kubelet/images.js';
 import type { ImageInfo } from '../../src/runtime/types.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { FakeRuntime } from '../helpers/fake-runtime.js';
+import { closeKubeletsAfterEach } from '../helpers/kubelets.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -38,14 +39,7 @@ class ImageRuntime extends FakeRuntime {
   }
 }
 
-const kubelets: Kubelet[] = [];
-afterEach(async () => {
-  for (const k of kubelets.splice(0)) {
-    const closing = k.close();
-    await (k.clock as FakeClock).advance(600_000);
-    await closing;
-  }
-});
+const kubelets = closeKubeletsAfterEach();
 
 function setup(runtimeKind: 'images' | 'plain' = 'images'): { clock: FakeClock; runtime: ImageRuntime | FakeRuntime; kubelet: Kubelet; events: () => string[] } {
   const clock = new FakeClock(T0);

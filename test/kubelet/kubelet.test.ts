@@ -3,12 +3,13 @@
  * the FakeClock: back-off sequence and reset, probe-triggered kills and their grace periods,
  * the sync ordering, sidecars, init containers and termination (§3.9, §10).
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Container, Pod } from '../../src/api/types.js';
 import { Kubelet, killGracePeriodSeconds } from '../../src/kubelet/kubelet.js';
 import type { ProbeType, Result } from '../../src/prober/types.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { FakeRuntime } from '../helpers/fake-runtime.js';
+import { closeKubeletsAfterEach } from '../helpers/kubelets.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -30,14 +31,7 @@ interface Harness {
   events(): string[];
 }
 
-const harnesses: Kubelet[] = [];
-afterEach(async () => {
-  for (const k of harnesses.splice(0)) {
-    const closing = k.close();
-    await (k.clock as FakeClock).advance(600_000);
-    await closing;
-  }
-});
+const harnesses = closeKubeletsAfterEach();
 
 function harness(pods: Pod[], options: { maxContainerRestartPeriodMs?: number } = {}): Harness {
   const clock = new FakeClock(T0);

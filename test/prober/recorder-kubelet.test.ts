@@ -4,21 +4,15 @@
  * container Ready and not Ready — on the lanes, in order. The kubelet over a scripted runtime
  * and a scripted prober on the FakeClock.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../src/api/types.js';
 import { Kubelet } from '../../src/kubelet/kubelet.js';
 import type { ProbeType, Result } from '../../src/prober/types.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { FakeRuntime } from '../helpers/fake-runtime.js';
+import { closeKubeletsAfterEach } from '../helpers/kubelets.js';
 
-const kubelets: Kubelet[] = [];
-afterEach(async () => {
-  for (const k of kubelets.splice(0)) {
-    const closing = k.close();
-    await (k.clock as FakeClock).advance(600_000);
-    await closing;
-  }
-});
+const kubelets = closeKubeletsAfterEach();
 
 const app: Container = {
   name: 'app',
