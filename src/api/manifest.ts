@@ -12,7 +12,8 @@ import {
   type ManifestObject,
   type ManifestProblem,
 } from './documents.js';
-import { formatFieldPath, podShapeProblems } from './shape.js';
+import { formatFieldPath, nullListItems, podShapeProblems } from './shape.js';
+import { copyPlain } from '../util/copy.js';
 import type { Pod } from './types.js';
 import { podFromWorkload, templatePathOf, type PodNaming } from './workloads.js';
 
@@ -66,9 +67,22 @@ export function podsOf(objects: readonly ManifestObject[], options: ManifestOpti
       }
       continue;
     }
-    pods.push({ pod, object, templatePath });
+    pods.push({ pod: withZeroListItems(pod), object, templatePath });
   }
   return { pods, problems };
+}
+
+/** The pod with its `null` list items as the decoder's zero values; a copy only when there are any (the input is never changed). */
+function withZeroListItems(pod: Pod): Pod {
+  const items = nullListItems(pod);
+  if (items.length === 0) return pod;
+  const copy = copyPlain(pod);
+  for (const { path, zero } of items) {
+    let at: unknown = copy;
+    for (const segment of path.slice(0, -1)) at = (at as Record<string | number, unknown>)[segment];
+    (at as Record<string | number, unknown>)[path[path.length - 1] as string | number] = zero;
+  }
+  return copy;
 }
 
 /** Parses every document of `text` (named `source` in messages) into Pods, in document order; throws a ManifestError listing every problem. */

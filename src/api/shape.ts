@@ -127,6 +127,46 @@ export function podShapeProblems(pod: unknown): ShapeProblem[] {
   return problems;
 }
 
+/** A `null` item of a list, with the Go zero value the apiserver's decoder would have made of it. */
+export interface NullListItem {
+  path: (string | number)[];
+  zero: unknown;
+}
+
+/**
+ * Every `null` item of a list in `pod` (`containers: [null]`, `command: [null, ls]`): the
+ * decoder turns each into its type's zero value (`{}`, `""`, `0`), so validation and the
+ * rules see what the apiserver would, instead of a null nobody expects.
+ */
+export function nullListItems(pod: unknown): NullListItem[] {
+  const found: NullListItem[] = [];
+  findNullItems(pod, podShape, [], found);
+  return found;
+}
+
+function findNullItems(value: unknown, shape: Shape, path: (string | number)[], found: NullListItem[]): void {
+  if (value === null || value === undefined || typeof shape === 'string') return;
+  if ('list' in shape) {
+    if (!Array.isArray(value)) return;
+    value.forEach((item, i) => {
+      if (item === null || item === undefined) found.push({ path: [...path, i], zero: zeroOf(shape.list) });
+      else findNullItems(item, shape.list, [...path, i], found);
+    });
+  } else if ('map' in shape) {
+    if (isRecord(value)) for (const key of Object.keys(value)) findNullItems(value[key], shape.map, [...path, key], found);
+  } else if (isRecord(value)) {
+    for (const key in shape.object) findNullItems(value[key], shape.object[key] as Shape, [...path, key], found);
+  }
+}
+
+function zeroOf(shape: Shape): unknown {
+  if (shape === 'string') return '';
+  if (shape === 'boolean') return false;
+  if (typeof shape === 'string') return 0;
+  if ('list' in shape) return null;
+  return {};
+}
+
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
 

@@ -199,7 +199,7 @@ export function computeBudget(object: ManifestObject, pod: Pod, container: Conta
   return {
     file: object.source,
     object: { apiVersion: object.apiVersion, kind: object.kind, namespace: object.namespace, name: object.name },
-    container: container.name,
+    container: container.name ?? '',
     probes,
     startupBudgetSeconds: guard?.budgetSeconds ?? null,
     earliestReadySeconds: probing ? earliestReadySeconds(container) : null,

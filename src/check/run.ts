@@ -47,7 +47,21 @@ export function createChecker(options: CheckRunOptions): { add(object: ManifestO
   const result: CheckResult = { findings: [], containers: [], problems: [] };
   const rules = (options.rules ?? allRules).filter((r) => !options.disabled?.has(r.id));
   return {
-    add: (one) => checkObject(one, rules, options, result),
+    add: (one) => {
+      try {
+        checkObject(one, rules, options, result);
+      } catch (err) {
+        // A shape no rule foresaw must cost this object only, never the other documents.
+        result.problems.push({
+          source: one.source,
+          document: one.document,
+          ...(one.item !== undefined ? { item: one.item } : {}),
+          line: one.line,
+          column: one.column,
+          message: `could not check this ${one.kind} (${err instanceof Error ? err.message : String(err)}); please report it with the manifest`,
+        });
+      }
+    },
     finish: (loadProblems) => ({ ...result, problems: [...loadProblems, ...result.problems] }),
   };
 }
@@ -78,7 +92,7 @@ function checkObject(one: ManifestObject, rules: readonly Rule[], options: Check
     const ctx: ContainerContext = { object, pod: defaulted, container, role, path, budget, options };
     for (const rule of active) {
       for (const found of rule.check(ctx)) {
-        result.findings.push({ ...place(rule.id, found.severity ?? rule.severity, found), container: container.name });
+        result.findings.push({ ...place(rule.id, found.severity ?? rule.severity, found), container: container.name ?? '' });
       }
     }
   }

@@ -178,3 +178,51 @@ describe('hostile manifests: run', () => {
     });
   }
 });
+
+describe('hostile manifests: null list items (the decoder makes them zero values)', () => {
+  const NULLS = `apiVersion: v1
+kind: Pod
+metadata: {name: a}
+spec:
+  containers: [null]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: b}
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: x
+        ports: [null]
+        livenessProbe:
+          exec: {command: [null, ls]}
+        readinessProbe:
+          httpGet: {port: 80, httpHeaders: [null, {value: a}]}
+---
+${GOOD}`;
+
+  it('check: each is the apiserver validation error at its line; no crash, the good pod still checked', async () => {
+    const file = join(dir, 'nulls.yaml');
+    await writeFile(file, NULLS);
+    const run = await runCli(['check', file, '-o', 'json']);
+    expectNoStackTrace(run.stderr);
+    expect(run.stderr).toBe('');
+    const { findings, containers } = JSON.parse(run.stdout) as { findings: { rule: string; line: number; field: string }[]; containers: { object: { name: string } }[] };
+    const invalid = findings.filter((f) => f.rule === 'invalid').map((f) => `${f.line} ${f.field}`);
+    expect(invalid).toContain('5 spec.containers[0].name');
+    expect(invalid).toContain('16 spec.template.spec.containers[0].ports[0].containerPort');
+    expect(invalid).toContain('20 spec.template.spec.containers[0].readinessProbe.httpGet.httpHeaders');
+    expect(containers.map((c) => c.object.name)).toEqual(['a', 'b', 'good']);
+    expect(run.code).toBe(1);
+  });
+
+  it('probe -f: the good pod is probed beside them', async () => {
+    const file = join(dir, 'nulls-probe.yaml');
+    await writeFile(file, NULLS);
+    const run = await runCli(['probe', '-f', file, '--pod', 'good', '--container', 'app', '--type', 'liveness']);
+    expectNoStackTrace(run.stderr);
+    expect(run.code).toBe(0);
+  });
+});

@@ -18,7 +18,7 @@ export function handlerKey(probe: Probe, container: Container): string | undefin
       return JSON.stringify(['exec', probe.exec?.command ?? []]);
     case 'httpGet': {
       const h = probe.httpGet;
-      const headers = (h?.httpHeaders ?? []).map((x) => [x.name.toLowerCase(), x.value]).sort();
+      const headers = (h?.httpHeaders ?? []).map((x) => [(x.name ?? '').toLowerCase(), x.value ?? '']).sort();
       return JSON.stringify(['http', h?.scheme ?? 'HTTP', h?.host ?? '', port(h?.port), h?.path ?? '/', headers]);
     }
     case 'tcpSocket':

@@ -77,7 +77,7 @@ export function isBatch(ctx: ContainerContext): boolean {
 
 /** `container "web"` or `sidecar "istio-proxy"`, for messages. */
 export function who(ctx: ContainerContext): string {
-  return `${ctx.role === 'sidecar' ? 'sidecar' : ctx.role === 'init' ? 'init container' : 'container'} ${JSON.stringify(ctx.container.name)}`;
+  return `${ctx.role === 'sidecar' ? 'sidecar' : ctx.role === 'init' ? 'init container' : 'container'} ${JSON.stringify(ctx.container.name ?? '')}`;
 }
 
 /** Every container of the pod that probes can run in (sidecars and regular containers), in pod order. */

@@ -21,17 +21,13 @@ import {
   type StartupGuard,
 } from '../budgets.js';
 import type { ContainerContext, Rule, RuleFinding } from '../types.js';
+import { who } from './probes.js';
 
 const KINDS: readonly ProbeType[] = ['liveness', 'readiness', 'startup'];
 /** `progressDeadlineSeconds` when a Deployment does not set it. */
 const DEFAULT_PROGRESS_DEADLINE_SECONDS = 600;
 /** What an exec probe's timeout should at least be: a process start in the container alone can take about a second. */
 const EXEC_TIMEOUT_SUGGESTED_SECONDS = 5;
-
-/** `container "app"` / `sidecar "proxy"`, as the other rule families name containers. */
-function who(ctx: ContainerContext): string {
-  return `${ctx.role === 'sidecar' ? 'sidecar' : ctx.role === 'init' ? 'init container' : 'container'} ${JSON.stringify(ctx.container.name)}`;
-}
 
 function probesOf(container: Container): { kind: ProbeType; probe: Probe }[] {
   return KINDS.flatMap((kind) => {
@@ -508,7 +504,7 @@ Example:
     timeoutSeconds: 2`,
   check(ctx): RuleFinding[] {
     const measured = ctx.options.measuredP99;
-    if (!measured) return [];
+    if (!measured || ctx.role === 'init') return [];
     return probesOf(ctx.container).flatMap(({ kind, probe }) => {
       const p99 = measured.get(`${ctx.container.name}.${kind}`);
       const timeout = probeTiming(probe).timeout;
