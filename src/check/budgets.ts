@@ -134,14 +134,33 @@ export function startupGuard(container: Container): StartupGuard | undefined {
   return { kind, probe, alwaysSurvivesSeconds: window.earliestSeconds, budgetSeconds: window.latestSeconds };
 }
 
-/** `liveness 3 × 10s`, `startup initialDelaySeconds 5 + 30 × 10s`, `liveness 3 × 10s + timeout 1s`: how a budget was made, for messages. */
-export function describeFailureBudget(kind: ProbeType, probe: Probe, fromStart: boolean, mode: FailureMode = 'refused'): string {
+/**
+ * How a bound of `failureWindow` is made, for messages, so that the terms add up to the number
+ * printed beside them: the latest bound `liveness 3 × 10s`, `liveness 3 × 10s + timeout 1s`,
+ * `liveness period 10s + 3 × timeout 30s` (timeout ≥ period); the earliest `liveness 2 × 10s
+ * + timeout 1s`, `liveness 3 × timeout 30s`; `startup initialDelaySeconds 5 + …` from the start.
+ */
+export function describeFailureBudget(
+  kind: ProbeType,
+  probe: Probe,
+  fromStart: boolean,
+  mode: FailureMode = 'refused',
+  bound: 'earliest' | 'latest' = 'latest',
+): string {
   const t = probeTiming(probe);
-  const delay = fromStart && t.initialDelay > 0 ? `initialDelaySeconds ${t.initialDelay} + ` : '';
-  const interval = failureInterval(t, mode);
-  const spacing = mode === 'timeout' && t.timeout >= t.period ? `${t.failureThreshold} × timeout ${formatSeconds(interval)}` : `${t.failureThreshold} × ${formatSeconds(t.period)}`;
-  const timeout = mode === 'timeout' && t.timeout < t.period ? ` + timeout ${formatSeconds(t.timeout)}` : '';
-  return `${kind} ${delay}${spacing}${timeout}`;
+  const terms: string[] = [];
+  if (fromStart && t.initialDelay > 0) terms.push(`initialDelaySeconds ${t.initialDelay}`);
+  const overrun = mode === 'timeout' && t.timeout >= t.period;
+  if (overrun) {
+    // Failing probes run every timeout; the window opens with the last one's end, a period's wait later at worst.
+    if (bound === 'latest') terms.push(`period ${formatSeconds(t.period)}`);
+    terms.push(`${t.failureThreshold} × timeout ${formatSeconds(t.timeout)}`);
+  } else {
+    const probes = bound === 'latest' ? t.failureThreshold : t.failureThreshold - 1;
+    if (probes > 0) terms.push(`${probes} × ${formatSeconds(t.period)}`);
+    if (mode === 'timeout') terms.push(`timeout ${formatSeconds(t.timeout)}`);
+  }
+  return `${kind} ${terms.length > 0 ? terms.join(' + ') : 'at once'}`;
 }
 
 /**

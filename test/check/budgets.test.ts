@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { setPodDefaults } from '../../src/api/defaults.js';
 import type { ManifestObject } from '../../src/api/documents.js';
 import type { Container, Pod, Probe } from '../../src/api/types.js';
-import { backOffAfterRestarts, computeBudget, failureWindow, formatBudgetTable, startupGuard } from '../../src/check/budgets.js';
+import { backOffAfterRestarts, computeBudget, describeFailureBudget, failureWindow, formatBudgetTable, startupGuard } from '../../src/check/budgets.js';
 import { CrashLoopBackOff } from '../../src/kubelet/backoff.js';
 import { FakeClock } from '../../src/util/clock.js';
 
@@ -125,4 +125,34 @@ describe('formatBudgetTable', () => {
     );
     expect(formatBudgetTable([])).toBe('');
   });
+});
+
+describe('describeFailureBudget: the terms add up to the bound they explain', () => {
+  const sum = (text: string): number => {
+    let total = 0;
+    if (text.endsWith(' at once')) return 0;
+    for (const term of text.replace(/^\w+ /, '').split(' + ')) {
+      const m = /^(?:(\d+) × )?(?:period |timeout |initialDelaySeconds )?(\d+)s?$/.exec(term);
+      if (!m) throw new Error(`unexpected term ${term}`);
+      total += Number(m[1] ?? 1) * Number(m[2]);
+    }
+    return total;
+  };
+  const cases: Probe[] = [
+    { periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 3 },
+    { periodSeconds: 1, timeoutSeconds: 15, failureThreshold: 60 },
+    { periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 2, initialDelaySeconds: 7 },
+    { periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 1 },
+  ];
+  for (const probe of cases) {
+    for (const mode of ['refused', 'timeout'] as const) {
+      for (const fromStart of [false, true]) {
+        it(`${JSON.stringify(probe)} ${mode}${fromStart ? ' from start' : ''}`, () => {
+          const w = failureWindow(probe, mode, fromStart);
+          expect(sum(describeFailureBudget('liveness', probe, fromStart, mode, 'latest'))).toBe(w.latestSeconds);
+          expect(sum(describeFailureBudget('liveness', probe, fromStart, mode, 'earliest'))).toBe(w.earliestSeconds);
+        });
+      }
+    }
+  }
 });

@@ -161,7 +161,7 @@ describe('liveness-before-readiness', () => {
   it('fails for the same timing on both (they race), with the numbers and the threshold that fixes it', () => {
     const seen = check('liveness-before-readiness', deployment([app({ livenessProbe: http, readinessProbe: http })]));
     expect(seen).toHaveLength(1);
-    expect(seen[0]?.message).toContain('can fail after 21s (liveness 3 × 10s + timeout 1s');
+    expect(seen[0]?.message).toContain('can fail after 21s (liveness 2 × 10s + timeout 1s');
     expect(seen[0]?.message).toContain('can take up to 31s (readiness 3 × 10s + timeout 1s');
     expect(seen[0]?.message).toContain('set the liveness failureThreshold to 4 or more');
   });
@@ -182,7 +182,7 @@ describe('probe-timeout-not-below-period', () => {
         severity: 'warning',
         field: 'spec.template.spec.containers[0].livenessProbe.timeoutSeconds',
         message:
-          'liveness probe of container "app": timeoutSeconds 15 ≥ periodSeconds 1: a probe that times out is followed at once by the next, so a hung app is probed every 15s, and 60 failures take up to 15m1s to count (liveness 60 × timeout 15s), not 60 × 1s = 1m0s; set timeoutSeconds below 1',
+          'liveness probe of container "app": timeoutSeconds 15 ≥ periodSeconds 1: a probe that times out is followed at once by the next, so a hung app is probed every 15s, and 60 failures take up to 15m1s to count (liveness period 1s + 60 × timeout 15s), not 60 × 1s = 1m0s; set timeoutSeconds below 1',
       },
     ]);
   });

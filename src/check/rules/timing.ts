@@ -156,7 +156,7 @@ Example:
     return [
       {
         path: probePath(ctx, 'liveness', 'failureThreshold'),
-        message: `after a hang, the liveness probe of ${who(ctx)} can fail after ${formatSeconds(l.earliestSeconds)} (${describeFailureBudget('liveness', live, false, 'timeout')}, first failing probe right after the hang), before readiness has taken it out of service, which can take up to ${formatSeconds(r.latestSeconds)} (${describeFailureBudget('readiness', ready, false, 'timeout')} after a period's wait for the first probe): it is restarted while still receiving traffic; set the liveness failureThreshold to ${needed} or more (or make readiness fail sooner)`,
+        message: `after a hang, the liveness probe of ${who(ctx)} can fail after ${formatSeconds(l.earliestSeconds)} (${describeFailureBudget('liveness', live, false, 'timeout', 'earliest')}, first failing probe right after the hang), before readiness has taken it out of service, which can take up to ${formatSeconds(r.latestSeconds)} (${describeFailureBudget('readiness', ready, false, 'timeout')} after a period's wait for the first probe): it is restarted while still receiving traffic; set the liveness failureThreshold to ${needed} or more (or make readiness fail sooner)`,
       },
     ];
   },
