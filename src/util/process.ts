@@ -59,6 +59,12 @@ export interface ProcessExit {
   stdout: Buffer;
   /** First `maxOutputBytes` of stderr. */
   stderr: Buffer;
+  /**
+   * Set when probelet lost track of the command (its spawner died while it ran): it was
+   * killed, but what it would have answered is unknown. {@link runProcess} rejects with it, so
+   * an exec probe *errors* (retried, never counted) instead of failing a healthy container.
+   */
+  lost?: Error;
 }
 
 /** A started process and its group. */
@@ -100,7 +106,8 @@ export interface SpawnError extends Error {
 
 /**
  * Runs a command to completion (or to its timeout) and returns its exit and output.
- * Rejects only when the command could not be started (a {@link SpawnError}).
+ * Rejects only when the command could not be started (a {@link SpawnError}), or when its
+ * outcome was lost with the spawner that ran it (`ProcessExit.lost`).
  */
 export async function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
   const clock = options.clock ?? realClock;
@@ -116,6 +123,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
         }, options.timeoutMs);
   try {
     const exit = await group.exited;
+    if (exit.lost) throw exit.lost;
     return { ...exit, timedOut: endedByTimeout(timedOut, exit) };
   } finally {
     if (timer !== undefined) clock.clearTimeout(timer);

@@ -240,7 +240,13 @@ class HelperSpawner implements Spawner {
       }
       if (run.running) killProcessTree(run.pid, 'SIGKILL');
       run.running = false;
-      run.finish?.({ exitCode: 137, signal: 'SIGKILL', stdout: EMPTY, stderr: EMPTY });
+      run.finish?.({
+        exitCode: 137,
+        signal: 'SIGKILL',
+        stdout: EMPTY,
+        stderr: EMPTY,
+        lost: spawnError('exec: the spawner process died while the command ran; its outcome is unknown', 'EPIPE'),
+      });
     }
     // Someone waits for a spawner: start the next one (or give up, when direct).
     if (this.readyWaiters.length === 0) return;

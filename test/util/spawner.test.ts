@@ -59,6 +59,19 @@ describe('spawner', () => {
     }
   });
 
+  it('a spawner that dies under a running command: runProcess rejects (an errored probe), never a failed one', async () => {
+    const lease = openSpawner();
+    try {
+      expect(await lease.ready()).toBe(true);
+      const run = runProcess({ argv: ['sh', '-c', 'sleep 1; echo healthy'], spawn: lease.spawnGroup });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      killSpawner();
+      await expect(run).rejects.toThrow('exec: the spawner process died while the command ran; its outcome is unknown');
+    } finally {
+      await lease.close();
+    }
+  });
+
   it('close() kills what still runs (137) and leaves nothing', async () => {
     const { marker, env } = tagged();
     const lease = openSpawner();
