@@ -98,8 +98,12 @@ interface ServeContext {
   port: number;
 }
 
-/** Paths that carry probe bodies or run code in the browser: only for requests from this server's own pages. */
-const OWN_ORIGIN_PATHS = new Set(['/', '/app.js', '/app.css', '/favicon.svg', '/stream', '/probes']);
+/**
+ * Every path but `/healthz` carries probe evidence (events quote probe output and bodies) or
+ * runs code in the browser: only for requests addressed to this server by a loopback name and
+ * from its own pages (no DNS rebinding, no other site reading them).
+ */
+const OPEN_PATHS = new Set(['/healthz']);
 
 async function respond(view: KubeletView, req: IncomingMessage, res: ServerResponse, ctx: ServeContext): Promise<void> {
   const method = req.method ?? 'GET';
@@ -111,7 +115,7 @@ async function respond(view: KubeletView, req: IncomingMessage, res: ServerRespo
   const rawUrl = req.url ?? '/';
   const queryAt = rawUrl.indexOf('?');
   const path = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);
-  if (OWN_ORIGIN_PATHS.has(path) && !isOwnOrigin(req, ctx.port)) {
+  if (!OPEN_PATHS.has(path) && !isOwnOrigin(req, ctx.port)) {
     send(res, method, { status: 403, headers: { 'Content-Type': 'application/json' }, body: `${JSON.stringify(forbiddenStatus())}\n` });
     return;
   }

@@ -103,11 +103,22 @@ describe('read-only API against hostile clients', () => {
     });
   });
 
+  it('every path but /healthz refuses a request addressed to another host (DNS rebinding): events quote probe output', async () => {
+    await withServer(async (server) => {
+      const { port } = server.address;
+      for (const path of ['/pods', '/events', '/metrics/probes', '/probes']) {
+        expect((await raw(port, `GET ${path} HTTP/1.1\r\nHost: rebound.example:${port}\r\nConnection: close\r\n\r\n`)).status, path).toBe(403);
+        expect((await raw(port, `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`)).status, path).toBe(200);
+      }
+      expect((await raw(port, `GET /healthz HTTP/1.1\r\nHost: rebound.example:${port}\r\nConnection: close\r\n\r\n`)).status).toBe(200);
+    });
+  });
+
   it('1,000 concurrent connections are all answered, and /healthz with them', async () => {
     await withServer(async (server) => {
       const { port } = server.address;
       const answers = await Promise.all([
-        ...Array.from({ length: 1000 }, (_, i) => raw(port, `GET ${i % 2 ? '/healthz' : '/pods'} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, 20_000)),
+        ...Array.from({ length: 1000 }, (_, i) => raw(port, `GET ${i % 2 ? '/healthz' : '/pods'} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`, 20_000)),
         healthz(port),
       ]);
       expect(answers.filter((a) => typeof a === 'number' ? a !== 200 : a.status !== 200)).toEqual([]);
