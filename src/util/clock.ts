@@ -45,13 +45,6 @@ export interface FakeClockOptions {
    * `setImmediate` callback runs.
    */
   settleTurns?: number;
-  /**
-   * Fire every timer due at the same instant before settling once, instead of settling
-   * after each. Like goroutines woken by the same tick, their promise chains then
-   * interleave; each timer still sees the effects of the synchronous code of those before
-   * it. Makes a simulated node with many probes due at the same second much cheaper.
-   */
-  batchTies?: boolean;
 }
 
 /** `(due, id)` order: earlier first, ties in scheduling order. */
@@ -70,7 +63,6 @@ export class FakeClock implements Clock {
   private current: number;
   private nextId = 1;
   private readonly settleTurns: number;
-  private readonly batchTies: boolean;
   /** Timers not yet fired nor cleared, by id. */
   private readonly timers = new Map<number, FakeTimer>();
   /** A min-heap on (due, id); may still hold cleared timers (absent from `timers`). */
@@ -79,7 +71,6 @@ export class FakeClock implements Clock {
   constructor(startMs = 0, options: FakeClockOptions = {}) {
     this.current = startMs;
     this.settleTurns = Math.max(1, options.settleTurns ?? DEFAULT_SETTLE_TURNS);
-    this.batchTies = options.batchTies === true;
   }
 
   now(): number {
@@ -114,16 +105,13 @@ export class FakeClock implements Clock {
     const target = this.current + Math.max(0, ms);
     await this.settle();
     for (;;) {
-      let next = this.peek();
+      const next = this.peek();
       if (!next || next.due > target) break;
-      const due = next.due;
-      this.current = due;
-      do {
-        this.pop();
-        this.timers.delete(next.id);
-        next.fn();
-        next = this.batchTies ? this.peek() : undefined;
-      } while (next !== undefined && next.due === due);
+      // One timer, then its promise chains, as Node runs microtasks between timers.
+      this.current = next.due;
+      this.pop();
+      this.timers.delete(next.id);
+      next.fn();
       await this.settle();
     }
     this.current = target;
