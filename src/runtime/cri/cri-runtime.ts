@@ -159,7 +159,12 @@ export class CriRuntime implements ContainerRuntime {
 
   // --- sandboxes ------------------------------------------------------------------------
 
-  async runPodSandbox(pod: Pod): Promise<PodSandbox> {
+  /** Tracked, so that `close()` waits for a sandbox being made and removes it too (containerd lists it only once made). */
+  runPodSandbox(pod: Pod): Promise<PodSandbox> {
+    return this.track(this.makeSandbox(pod));
+  }
+
+  private async makeSandbox(pod: Pod): Promise<PodSandbox> {
     this.assertOpen();
     const config = podSandboxConfig(pod, this.runDir, this.owner);
     mkdirSync(config.log_directory, { recursive: true });
@@ -268,7 +273,9 @@ export class CriRuntime implements ContainerRuntime {
     if (this.closing) return Promise.reject(new Error('container runtime is closed'));
     const record = this.containers.get(containerID);
     if (!record) return Promise.reject(new Error(`container "${containerID}" not found`));
-    return this.track(this.exec(record, cmd, timeoutMs));
+    // Not tracked: `close()` must not wait out a probe's timeout (a forced stop kills at once);
+    // closing the client cancels an exec under way, which the prober sees as an errored probe.
+    return this.exec(record, cmd, timeoutMs);
   }
 
   private async exec(record: ContainerRecord, cmd: string[], timeoutMs: number): Promise<ExecResult> {
