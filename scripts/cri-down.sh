@@ -20,7 +20,8 @@ fi
 pid=""
 [ -f "$W/containerd.pid" ] && pid="$(cat "$W/containerd.pid")"
 # A killed containerd stays a zombie until PID 1 reaps it: that is not alive.
-alive() { [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] && [ "$(awk '{print $3}' "/proc/$pid/stat")" != Z ]; }
+# Our containerd, not whatever got its pid after a reboot (the pid file lives on disk): its command line names our config.
+alive() { [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] && [ "$(awk '{print $3}' "/proc/$pid/stat")" != Z ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$W/config.toml"; }
 
 # 1. Through the CRI while containerd is up.
 if alive && [ -S "$SOCK" ]; then
@@ -56,7 +57,7 @@ rm -f /var/lib/cni/results/probelet-* 2>/dev/null
 rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null
 
 # 4. Mounts under the work dir (overlay rootfs, shm), deepest first; then the bridge.
-awk -v w="$W" 'index($2, w) == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
+awk -v w="$W" '$2 == w || index($2, w "/") == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
 ip link del "$BRIDGE" 2>/dev/null
 
 # 5. Empty cgroups containerd's CRI made (cgroupfs driver: /k8s.io/<id> in every hierarchy).
@@ -74,7 +75,7 @@ for d in /run/containerd/s /run/containerd/fifo /run/containerd/runc/k8s.io /run
   [ -d "$d" ] && rmdir "$d" 2>/dev/null
 done
 
-left="$(pgrep -f "containerd.*$W" 2>/dev/null || true)"
+left="$(pgrep -f "containerd.*$W/" 2>/dev/null || true)"
 if [ -n "$left" ]; then
   log "processes still running: $left"
   exit 1

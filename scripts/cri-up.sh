@@ -40,7 +40,12 @@ fi
 
 ctr_() { ctr --address "$SOCK" -n k8s.io "$@"; }
 
-running() { [ -f "$W/containerd.pid" ] && kill -0 "$(cat "$W/containerd.pid")" 2>/dev/null && [ -S "$SOCK" ]; }
+# Our containerd (its command line names our config), not whatever got the saved pid after a reboot.
+running() {
+  [ -f "$W/containerd.pid" ] && [ -S "$SOCK" ] || return 1
+  local pid; pid="$(cat "$W/containerd.pid")"
+  kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$W/config.toml"
+}
 
 mkdir -p "$W"/{root,state,runc,opt,cni/net.d,cni/ipam,images,pods}
 
