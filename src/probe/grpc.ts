@@ -12,33 +12,10 @@ import { formatGoDuration } from '../util/duration.js';
 import { PROBE_USER_AGENT } from './constants.js';
 import { joinHostPort } from './net-errors.js';
 import type { HandlerObservation, ProbeOutcome } from './types.js';
+import { goStatusErrorText } from '../util/go-status.js';
 
-/** Go's `codes.Code.String()`, because the kubelet prints gRPC status errors the Go way. */
-const GO_CODE_NAMES: readonly string[] = [
-  'OK',
-  'Canceled',
-  'Unknown',
-  'InvalidArgument',
-  'DeadlineExceeded',
-  'NotFound',
-  'AlreadyExists',
-  'PermissionDenied',
-  'ResourceExhausted',
-  'FailedPrecondition',
-  'Aborted',
-  'OutOfRange',
-  'Unimplemented',
-  'Internal',
-  'Unavailable',
-  'DataLoss',
-  'Unauthenticated',
-];
+export { goStatusErrorText };
 
-/** Go's `status.Error(...).Error()`: `rpc error: code = NotFound desc = ...`. */
-export function goStatusErrorText(code: number, details: string): string {
-  const name = GO_CODE_NAMES[code] ?? `Code(${code})`;
-  return `rpc error: code = ${name} desc = ${details}`;
-}
 
 const CHANNEL_OPTIONS: ChannelOptions = {
   'grpc.primary_user_agent': PROBE_USER_AGENT,

@@ -30,6 +30,7 @@ import { readCriLogTail } from './cri-logs.js';
 import { checkSocket, explainConnectError } from './errors.js';
 import { MANAGED_LABEL, PID_LABEL, RUN_LABEL, containerConfig, podSandboxConfig, type Owner } from './pod-config.js';
 import type * as cri from './types.js';
+import { goStatusErrorText } from '../../util/go-status.js';
 
 /** `crictl`'s and the kubelet's default endpoint. */
 export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
@@ -498,11 +499,7 @@ async function ignoreNotFound(call: Promise<unknown>): Promise<void> {
 /** Go's gRPC error text, as the kubelet's messages show it: `rpc error: code = Unknown desc = …`. */
 function goStatusText(err: unknown): string {
   const code = grpcCode(err);
-  if (code === undefined) return grpcMessage(err);
-  const name = (GrpcStatus[code] ?? 'Unknown')
-    .toLowerCase()
-    .replace(/(^|_)([a-z])/g, (_m: string, _sep: string, ch: string) => ch.toUpperCase());
-  return `rpc error: code = ${name === 'Ok' ? 'OK' : name} desc = ${grpcMessage(err)}`;
+  return code === undefined ? grpcMessage(err) : goStatusErrorText(code, grpcMessage(err));
 }
 
 /** What to do about an image the runtime cannot pull (no registry reachable, unknown name). */
