@@ -3,6 +3,7 @@
  * the kubelet write them, and the listen address. Bad values are usage errors (exit 2).
  */
 import { parseDurationMs } from '../util/duration.js';
+import { isLoopbackHost, nonLoopbackMessage } from '../server/loopback.js';
 import { CliUsageError } from './io.js';
 
 /**
@@ -24,14 +25,18 @@ export interface ListenAddress {
 }
 
 /**
- * `HOST:PORT`, `[IPv6]:PORT` or `:PORT` (host 127.0.0.1). Port 0 picks a free port. Whether
- * the host is a loopback address is the server's decision (it refuses anything else).
+ * `HOST:PORT`, `[IPv6]:PORT` or `:PORT` (host 127.0.0.1) for `flag`. Port 0 picks a free port.
+ * A host that is not loopback is refused here, before anything runs (the server refuses it too).
  */
-export function parseListen(text: string): ListenAddress {
+export function parseListen(text: string, flag = '--listen'): ListenAddress {
   const match = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text.trim());
   const port = Number(match?.[3]);
   if (!match || port > 65535) {
-    throw new CliUsageError(`--listen: expected HOST:PORT (e.g. 127.0.0.1:10255, or port 0 for any free port), got ${JSON.stringify(text)}`);
+    throw new CliUsageError(`${flag}: expected HOST:PORT (e.g. 127.0.0.1:10255, or port 0 for any free port), got ${JSON.stringify(text)}`);
   }
-  return { host: match[1] ?? (match[2] || '127.0.0.1'), port };
+  const host = match[1] ?? (match[2] || '127.0.0.1');
+  if (!isLoopbackHost(host)) {
+    throw new CliUsageError(`${flag} ${host}:${port}: ${nonLoopbackMessage(host)}`);
+  }
+  return { host, port };
 }

@@ -78,7 +78,7 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
   const forMs = parseDuration(flags.for, '--for');
   if (!/^\d{1,9}$/.test(flags.seed)) throw new CliUsageError(`--seed: expected a whole number (e.g. --seed 7), got ${JSON.stringify(flags.seed)}`);
   const seed = Number(flags.seed);
-  const listen = flags.ui === undefined ? undefined : parseListen(flags.ui);
+  const listen = flags.ui === undefined ? undefined : parseListen(flags.ui, '--ui');
   if (listen && flags.sweep !== undefined) throw new CliUsageError('--ui shows one simulation: it does not go with --sweep');
 
   const load = await loadManifests(files);

@@ -14,3 +14,8 @@ export function isLoopbackHost(host: string): boolean {
   if (isIPv6(host)) return loopback.check(host, 'ipv6');
   return false;
 }
+
+/** Why a host is refused, in the words users see from `startServer` and `--listen`. */
+export function nonLoopbackMessage(host: string): string {
+  return `refusing to serve the read-only API on ${JSON.stringify(host)}: it has no authentication, so only loopback addresses (127.0.0.1, ::1, localhost) are allowed`;
+}

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { realClock, type Clock } from '../util/clock.js';
 import { dashboardHeaders, loadDashboard, type Dashboard } from './dashboard.js';
 import { guardRequest } from './guard.js';
-import { isLoopbackHost } from './loopback.js';
+import { isLoopbackHost, nonLoopbackMessage } from './loopback.js';
 import { isOwnOrigin } from './origin.js';
 import { route } from './routes.js';
 import { forbiddenStatus } from './status.js';
@@ -42,9 +42,7 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? DEFAULT_READ_ONLY_PORT;
   if (!isLoopbackHost(host)) {
-    throw new Error(
-      `refusing to serve the read-only API on ${JSON.stringify(host)}: it has no authentication, so only loopback addresses (127.0.0.1, ::1, localhost) are allowed`,
-    );
+    throw new Error(nonLoopbackMessage(host));
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new RangeError(`port must be an integer from 0 to 65535, got ${port}`);

@@ -62,3 +62,14 @@ describe('probelet simulate --ui', () => {
     expect(remote.stderr).toMatch(/--ui 0\.0\.0\.0:0: .*loopback/);
   });
 });
+
+describe('probelet simulate --ui: bad addresses are refused before anything is simulated', () => {
+  it('names --ui (not --listen), with nothing printed on stdout', async () => {
+    const remote = await runCli(['simulate', DEPLOYMENT, '--for', '10s', '--ui', '0.0.0.0:0']);
+    expect(remote.code).toBe(2);
+    expect(remote.stdout).toBe('');
+    const garbled = await runCli(['simulate', DEPLOYMENT, '--for', '10s', '--ui', 'foo']);
+    expect(garbled.code).toBe(2);
+    expect(garbled.stderr).toContain('--ui: expected HOST:PORT');
+  });
+});
