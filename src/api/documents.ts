@@ -85,7 +85,8 @@ const LIST_KINDS: ReadonlySet<string> = new Set(['List', 'PodList']);
  * yaml` of many objects), whose items are judged one by one.
  */
 const MAX_OBJECT_BYTES = 3 * 1024 * 1024;
-const LIST_DOCUMENT = /^\s*["']?kind["']?\s*:\s*["']?(?:Pod)?List\b/m;
+/** A top-level `kind: List` (column 0 in YAML; the first indentation level of pretty-printed JSON), never one nested in an annotation or an item. */
+const LIST_DOCUMENT = /^(?:["']?kind["']?|[ \t]{1,4}"kind")[ \t]*:[ \t]*["']?(?:Pod)?List\b/m;
 
 function tooLarge(bytes: number): string {
   return `the document is ${(bytes / 1024 / 1024).toFixed(1)} MiB, more than the apiserver accepts for one object (Request entity too large: limit is ${MAX_OBJECT_BYTES}): split it`;

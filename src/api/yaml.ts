@@ -79,28 +79,46 @@ export function splitDocuments(text: string): YamlChunk[] {
   let start = 0;
   let line = 0;
   let chunkLine = 0;
+  /** The chunk starts with a `--- value` line: its marker is blanked so columns stay those of the file. */
+  let blankMarker = false;
+  const chunkText = (endAt: number): string => {
+    const body = text.slice(start, endAt);
+    return blankMarker ? `   ${body.slice(3)}` : body;
+  };
   let pos = 0;
   while (pos <= text.length) {
     let end = text.indexOf('\n', pos);
     if (end === -1) end = text.length;
     const lineText = text.charCodeAt(pos) === 0x2d || text.charCodeAt(pos) === 0x2e ? text.slice(pos, end).replace(/\r$/, '') : '';
     if (lineText !== '' && DOCUMENT_MARKER.test(lineText)) {
-      chunks.push({ text: text.slice(start, pos), lineOffset: chunkLine });
+      const before = chunkText(pos);
+      // `%YAML 1.1` and other directives belong to the document the marker starts: keep them with it.
+      if (lineText.startsWith('---') && DIRECTIVES_ONLY.test(before)) {
+        pos = end + 1;
+        line++;
+        continue;
+      }
+      chunks.push({ text: before, lineOffset: chunkLine });
       // A `--- value` line starts the next document with content on the marker line.
       const rest = lineText.startsWith('---') ? lineText.slice(3) : '';
       start = end + 1;
       chunkLine = line + 1;
+      blankMarker = false;
       if (rest.trim() !== '' && !rest.trim().startsWith('#')) {
-        start = pos + 3;
+        start = pos;
         chunkLine = line;
+        blankMarker = true;
       }
     }
     pos = end + 1;
     line++;
   }
-  if (start < text.length) chunks.push({ text: text.slice(start), lineOffset: chunkLine });
+  if (start < text.length) chunks.push({ text: chunkText(text.length), lineOffset: chunkLine });
   return chunks;
 }
+
+/** Text made of directives (`%YAML 1.1`, `%TAG …`), comments and blank lines only, with at least one directive. */
+const DIRECTIVES_ONLY = /^(?:[ \t]*(?:#[^\n]*)?\r?\n)*%[^\n]*(?:\r?\n(?:[ \t]*(?:#[^\n]*)?|%[^\n]*))*\r?\n?$/;
 
 export interface YamlError {
   message: string;

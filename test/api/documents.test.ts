@@ -229,3 +229,29 @@ describe('loadManifests', () => {
     ]);
   });
 });
+
+describe('document boundaries', () => {
+  it('a %YAML directive belongs to the document after it (valid YAML, no error)', () => {
+    const load = parseManifestDocuments(`%YAML 1.1\n---\n${pod('a')}---\n${pod('b')}`, 'd.yaml');
+    expect(load.problems.map(formatProblem)).toEqual([]);
+    expect(load.objects.map((o) => o.name)).toEqual(['a', 'b']);
+  });
+
+  it('content on the `---` line keeps its own columns', () => {
+    const text = `${pod('a')}--- {apiVersion: v1, kind: Pod, metadata: {name: b}, spec: {containers: [{name: c, image: i}]}}\n`;
+    const load = parseManifestDocuments(text, 'd.yaml');
+    const b = load.objects[1];
+    const lines = text.split('\n');
+    const marker = lines.findIndex((l) => l.startsWith('--- '));
+    expect(b?.line).toBe(marker + 1);
+    expect(b?.position(['metadata', 'name'])).toEqual({ line: marker + 1, column: (lines[marker]?.indexOf('name: b') ?? -1) + 1 });
+  });
+
+  it('only a top-level kind: List escapes the 3 MiB limit, not one quoted inside a field', () => {
+    const big = `apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\n  annotations:\n    note: |\n      kind: List\n      ${'x'.repeat(4 * 1024 * 1024)}\n`;
+    const load = parseManifestDocuments(big, 'big.yaml');
+    expect(load.problems.map((p) => p.message)).toEqual([expect.stringContaining('more than the apiserver accepts for one object')]);
+    const list = `apiVersion: v1\nkind: List\nitems:\n- ${pod('p').replace(/\n(?=.)/g, '\n  ')}  # ${'x'.repeat(4 * 1024 * 1024)}\n`;
+    expect(parseManifestDocuments(list, 'list.yaml').objects.map((o) => o.name)).toEqual(['p']);
+  });
+});
