@@ -77,6 +77,8 @@ function checkObject(one: ManifestObject, rules: readonly Rule[], options: Check
   const place = placer(object);
   // A workload's pod is podsOf's own copy of its template; a Pod is the loader's value itself.
   const defaulted = object.kind === 'Pod' ? setPodDefaults(pod) : applyPodDefaults(pod);
+  // The apiserver ignores a template's name (the controller names the pods): validate under the workload's.
+  if (templatePath.length > 0) defaulted.metadata = { ...defaulted.metadata, name: object.name };
   if (!options.disabled?.has(VALIDATION_RULE_ID) && !ignored.has(VALIDATION_RULE_ID)) {
     for (const err of validatePod(defaulted)) {
       const podPath = parseFieldPath(err.field);
@@ -120,12 +122,15 @@ function placer(object: ManifestObject): (rule: string, severity: Severity, foun
   };
 }
 
+/** Identity fields of a workload's pod come from the workload itself; labels and the rest, from its template. */
+const WORKLOAD_IDENTITY: ReadonlySet<unknown> = new Set(['name', 'namespace', 'generateName']);
+
 /**
- * A pod field path inside the object: pod metadata is the workload's own (the template
- * rarely has a name), everything else sits under the template.
+ * A pod field path inside the object: the pod's name and namespace are the workload's own
+ * (the apiserver ignores a template's name), everything else sits under the template.
  */
 function objectPath(podPath: FieldPath, templatePath: FieldPath): FieldPath {
-  if (templatePath.length > 0 && podPath[0] === 'metadata') return podPath;
+  if (templatePath.length > 0 && podPath[0] === 'metadata' && WORKLOAD_IDENTITY.has(podPath[1])) return podPath;
   return [...templatePath, ...podPath];
 }
 

@@ -27,6 +27,19 @@ describe('checkManifests', () => {
     expect(f?.container).toBeUndefined();
   });
 
+  it('a template\'s own name is ignored, as the apiserver ignores it (the controller names the pods)', () => {
+    const yaml = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    metadata: {name: Bad_Name}
+    spec:
+      containers: [{name: c, image: x}]
+`;
+    expect(check(yaml).findings.filter((x) => x.rule === 'invalid')).toEqual([]);
+  });
+
   it('probes on a plain init container are the apiserver\'s error, and no lint rule looks at them', () => {
     const yaml = deployment(GOOD_PROBES, { podSpec: 'initContainers:\n  - name: migrate\n    image: example/migrate\n    readinessProbe: { httpGet: { path: /, port: nope } }' });
     const found = check(yaml).findings.filter((f) => f.container === 'migrate');
