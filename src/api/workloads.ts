@@ -84,26 +84,51 @@ export function podFromWorkload(kind: string, object: Record<string, unknown>, o
 function nameLikeController(pod: Pod, kind: string, name: string, template: Record<string, unknown>, nowMs: number): void {
   const metadata = (pod.metadata ??= {});
   delete metadata.name;
+  const given = controllerPodName(kind, name, template, nowMs);
+  if (given.name !== undefined) metadata.name = given.name;
+  if (given.generateName !== undefined) metadata.generateName = given.generateName;
+  if (kind === 'Deployment') metadata.labels = { ...metadata.labels, 'pod-template-hash': podTemplateHash(template) };
+  if (kind === 'StatefulSet') metadata.labels = { ...metadata.labels, 'statefulset.kubernetes.io/pod-name': `${name}-0`, 'apps.kubernetes.io/pod-index': '0' };
+}
+
+/** The name, or the `generateName` the apiserver completes with 5 characters, of the workload's first pod. */
+function controllerPodName(kind: string, name: string, template: unknown, nowMs: number): { name?: string; generateName?: string } {
   switch (kind) {
-    case 'Deployment': {
-      const hash = podTemplateHash(template);
-      metadata.generateName = `${name}-${hash}-`;
-      metadata.labels = { ...metadata.labels, 'pod-template-hash': hash };
-      return;
-    }
-    case 'StatefulSet':
-      metadata.name = `${name}-0`;
-      metadata.labels = { ...metadata.labels, 'statefulset.kubernetes.io/pod-name': `${name}-0`, 'apps.kubernetes.io/pod-index': '0' };
-      return;
-    case 'CronJob':
-      metadata.generateName = `${name}-${Math.floor(nowMs / 60_000)}-`;
-      return;
+    case 'Pod':
     case 'PodTemplate':
-      metadata.name = name;
-      return;
+      return { name };
+    case 'Deployment':
+      return { generateName: `${name}-${podTemplateHash(template)}-` };
+    case 'StatefulSet':
+      return { name: `${name}-0` };
+    case 'CronJob':
+      return { generateName: `${name}-${Math.floor(nowMs / 60_000)}-` };
     default:
-      metadata.generateName = `${name}-`;
+      return { generateName: `${name}-` };
   }
+}
+
+/**
+ * Whether `podName` is the object's own name or a name its controller gives its pod (as
+ * `run` names them): how `check` recognises the `POD/CONTAINER` keys of the figures that
+ * `probelet run` measured. A CronJob's scheduled minute is not known here, so any is taken.
+ */
+export function namesPodOf(kind: string, object: Record<string, unknown>, podName: string): boolean {
+  const meta = isRecord(object['metadata']) ? (object['metadata'] as ObjectMeta) : {};
+  const name = meta.name ?? '';
+  if (name === '' || podName === name) return podName !== '';
+  let template: unknown = object;
+  for (const key of templatePathOf(kind)) template = isRecord(template) ? template[key] : undefined;
+  const given = controllerPodName(kind, name, template, 0);
+  if (given.name !== undefined) return podName === given.name;
+  const prefix = kind === 'CronJob' ? new RegExp(`^${escapeRegExp(name)}-\\d+-`).exec(podName)?.[0] : given.generateName;
+  if (prefix === undefined || !podName.startsWith(prefix)) return false;
+  const suffix = podName.slice(prefix.length);
+  return suffix.length === 5 && [...suffix].every((c) => SAFE_ALPHABET.includes(c));
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** The characters Kubernetes uses for generated names and hashes (`rand.SafeEncodeString`): no vowels, no look-alikes. */

@@ -10,6 +10,7 @@ import type { Container, Pod } from '../api/types.js';
 import { validatePod } from '../api/validation.js';
 import { isRecord } from '../api/workloads.js';
 import { computeBudget } from './budgets.js';
+import { keyMatches } from './figures.js';
 import { rules as allRules, VALIDATION_RULE_ID } from './rules/index.js';
 import type { CheckOptions, ContainerBudget, ContainerContext, ContainerRole, Finding, ObjectRef, Rule, RuleFinding, Severity } from './types.js';
 
@@ -43,13 +44,22 @@ export function checkManifests(load: ManifestLoad, options: CheckRunOptions): Ch
  * budgets, so a loader's sink can hand objects straight in and none of them outlives its
  * check (see `ObjectSink`); `finish` returns the result with the loader's problems first.
  */
-export function createChecker(options: CheckRunOptions): { add(object: ManifestObject): void; finish(loadProblems: readonly ManifestProblem[]): CheckResult } {
+export function createChecker(options: CheckRunOptions): {
+  add(object: ManifestObject): void;
+  finish(loadProblems: readonly ManifestProblem[]): CheckResult;
+  /** Keys of `startupTimes` and `measuredP99` that designated no container of the objects added. */
+  unmatchedKeys(): string[];
+} {
   const result: CheckResult = { findings: [], containers: [], problems: [] };
+  const keys = [...options.startupTimes.keys(), ...(options.measuredP99?.keys() ?? [])];
+  const matched = new Set<string>();
   const rules = (options.rules ?? allRules).filter((r) => !options.disabled?.has(r.id));
   return {
     add: (one) => {
       try {
-        checkObject(one, rules, options, result);
+        checkObject(one, rules, options, result, keys.length === 0 ? undefined : (ctx) => {
+          for (const key of keys) if (!matched.has(key) && keyMatches(key, ctx)) matched.add(key);
+        });
       } catch (err) {
         // A shape no rule foresaw must cost this object only, never the other documents.
         result.problems.push({
@@ -63,10 +73,11 @@ export function createChecker(options: CheckRunOptions): { add(object: ManifestO
       }
     },
     finish: (loadProblems) => ({ ...result, problems: [...loadProblems, ...result.problems] }),
+    unmatchedKeys: () => keys.filter((key) => !matched.has(key)),
   };
 }
 
-function checkObject(one: ManifestObject, rules: readonly Rule[], options: CheckRunOptions, result: CheckResult): void {
+function checkObject(one: ManifestObject, rules: readonly Rule[], options: CheckRunOptions, result: CheckResult, seen?: (ctx: ContainerContext) => void): void {
   const { pods, problems } = podsOf([one]);
   result.problems.push(...problems.map(withFixHint));
   const [entry] = pods;
@@ -92,6 +103,7 @@ function checkObject(one: ManifestObject, rules: readonly Rule[], options: Check
     const budget = computeBudget(object, defaulted, container, role);
     if (role !== 'init') result.containers.push(budget);
     const ctx: ContainerContext = { object, pod: defaulted, container, role, path, budget, options };
+    seen?.(ctx);
     for (const rule of active) {
       for (const found of rule.check(ctx)) {
         result.findings.push({ ...place(rule.id, found.severity ?? rule.severity, found), container: container.name ?? '' });

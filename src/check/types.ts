@@ -70,9 +70,9 @@ export interface ContainerContext {
 }
 
 export interface CheckOptions {
-  /** `--startup-time CONTAINER=DURATION`: how long each named container needs to start, in seconds. */
+  /** `--startup-time [POD/]CONTAINER=DURATION`: how long each named container needs to start, in seconds (see figures.ts). */
   startupTimes: ReadonlyMap<string, number>;
-  /** Measured probe duration p99 in seconds per `CONTAINER.PROBE` (from `probelet run`'s measurements), when given. */
+  /** Measured probe duration p99 in seconds per `[POD/]CONTAINER.PROBE` (from `probelet run`'s measurements), when given. */
   measuredP99?: ReadonlyMap<string, number>;
 }
 

@@ -33,8 +33,8 @@ export function registerCheckCommand(program: Command, io: CliIO, setExit: (code
     .argument('[paths...]', 'files, folders (*.yaml, *.yml, *.json, recursively) or - for stdin')
     .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUTS).default('text'))
     .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding has this severity or worse').choices(FAIL_ON).default('error'))
-    .option('--startup-time <container=duration>', 'how long a container needs to start, e.g. web=40s (repeatable)', collect, [])
-    .option('--probe-p99 <container.probe=duration>', 'a probe duration measured at p99 by probelet run, e.g. web.liveness=0.9s (repeatable)', collect, [])
+    .option('--startup-time <[pod/]container=duration>', 'how long a container needs to start, e.g. web=40s or api/web=40s (pod = object name or run\'s pod name; repeatable)', collect, [])
+    .option('--probe-p99 <[pod/]container.probe=duration>', 'a probe duration measured at p99 by probelet run, e.g. web.liveness=0.9s (repeatable)', collect, [])
     .option('--disable <rules>', 'rule ids to turn off, comma-separated (repeatable)', collect, [])
     .option('--explain <rule>', "print a rule's text: what, why, fix, example")
     .action(async (paths: string[], flags: CheckFlags) => {
@@ -58,6 +58,10 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   const checker = createChecker({ startupTimes, measuredP99, disabled });
   const loaded = await loadManifests(paths, { ...load, sink: (object) => checker.add(object) });
   const result = checker.finish(loaded.problems);
+  for (const key of checker.unmatchedKeys()) {
+    const flag = startupTimes.has(key) ? '--startup-time' : '--probe-p99';
+    io.stderr(`probelet: ${flag} ${key}: no container of that name in the input (give CONTAINER, or POD/CONTAINER with POD the object's name or the pod name probelet run printed); ignored\n`);
+  }
   for (const problem of result.problems) io.stderr(`${formatProblem(problem)}\n`);
   if (flags.output === 'json') io.stdout(toJson(result));
   else if (flags.output === 'sarif') io.stdout(toSarif(result, ruleInfos, packageVersion()));
@@ -96,7 +100,7 @@ function parseStartupTimes(values: readonly string[]): Map<string, number> {
   for (const value of values) {
     const eq = value.indexOf('=');
     const container = value.slice(0, eq).trim();
-    if (eq <= 0 || container === '') throw new CliUsageError(`--startup-time: expected CONTAINER=DURATION (e.g. web=40s), got ${JSON.stringify(value)}`);
+    if (eq <= 0 || container === '') throw new CliUsageError(`--startup-time: expected [POD/]CONTAINER=DURATION (e.g. web=40s), got ${JSON.stringify(value)}`);
     times.set(container, parseDuration(value.slice(eq + 1), '--startup-time') / 1000);
   }
   return times;
@@ -112,7 +116,7 @@ function parseProbeP99(values: readonly string[]): Map<string, number> {
     const key = value.slice(0, eq).trim();
     const dot = key.lastIndexOf('.');
     if (eq <= 0 || dot <= 0 || !PROBE_KINDS.includes(key.slice(dot + 1))) {
-      throw new CliUsageError(`--probe-p99: expected CONTAINER.PROBE=DURATION with PROBE one of ${PROBE_KINDS.join(', ')} (e.g. web.liveness=0.9s), got ${JSON.stringify(value)}`);
+      throw new CliUsageError(`--probe-p99: expected [POD/]CONTAINER.PROBE=DURATION with PROBE one of ${PROBE_KINDS.join(', ')} (e.g. web.liveness=0.9s), got ${JSON.stringify(value)}`);
     }
     times.set(key, parseDuration(value.slice(eq + 1), '--probe-p99') / 1000);
   }

@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { admitPods } from '../../src/api/admit.js';
 import { loadManifestFile, ManifestError, parseManifest } from '../../src/api/manifest.js';
 import type { Pod } from '../../src/api/types.js';
+import { namesPodOf } from '../../src/api/workloads.js';
+import { admitForLocalRun } from '../../src/kubelet/admission.js';
+import { parseManifestDocuments } from '../../src/api/documents.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/manifests/${name}`, import.meta.url));
 
@@ -181,6 +184,27 @@ describe('workload templates', () => {
       [undefined, 'w-'],
       [undefined, 'w-29000000-'],
     ]);
+  });
+
+  it('namesPodOf recognises the names run gives each pod, and the object name, and nothing else', () => {
+    const kinds = [...Object.entries(workloads).map(([, head]) => `${head}\nmetadata: {name: w}\nspec:\n${template('  ')}\n`)];
+    kinds.push(`apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: w}\nspec:\n  jobTemplate:\n    spec:\n${template('      ')}\n`);
+    kinds.push(podDoc('w'));
+    const load = parseManifestDocuments(kinds.join('---\n'), 'w.yaml');
+    expect(load.problems).toEqual([]);
+    const named = parseManifest(kinds.join('---\n'), 'w.yaml', { naming: 'controller', nowMs: 29_000_000 * 60_000 });
+    const admitted = admitForLocalRun(named, { requireCommand: false });
+    expect(admitted.errors).toEqual([]);
+    expect(admitted.pods).toHaveLength(load.objects.length);
+    load.objects.forEach((object, i) => {
+      const podName = admitted.pods[i]?.metadata?.name ?? '';
+      expect(namesPodOf(object.kind, object.value, podName), `${object.kind} ${podName}`).toBe(true);
+      expect(namesPodOf(object.kind, object.value, 'w'), object.kind).toBe(true);
+      // Another workload's pod, a longer name sharing the prefix, a wrong suffix: not this object's.
+      expect(namesPodOf(object.kind, object.value, `w-api-${podName.slice(-5)}`), object.kind).toBe(false);
+      expect(namesPodOf(object.kind, object.value, `${podName}x`), object.kind).toBe(false);
+      expect(namesPodOf(object.kind, object.value, 'web'), object.kind).toBe(false);
+    });
   });
 
   it('CronJob: uses spec.jobTemplate.spec.template; template metadata wins over the workload', () => {

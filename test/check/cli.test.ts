@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCheck, type CheckFlags } from '../../src/cli/check.js';
 import { BIN, REPO_ROOT, runCli } from '../cli/helpers.js';
+import { loadManifests } from '../../src/api/documents.js';
+import { podTemplateHash } from '../../src/api/workloads.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/check/', import.meta.url));
 const GOOD = `${FIXTURES}good.yaml`;
@@ -83,11 +85,56 @@ describe('probelet check: exit status', () => {
     expect(unknown.stderr).toContain('--disable: unknown rule "no-such-rule"');
     const badTime = await runCli(['check', '--startup-time', 'web', GOOD]);
     expect(badTime.code).toBe(2);
-    expect(badTime.stderr).toContain('--startup-time: expected CONTAINER=DURATION');
+    expect(badTime.stderr).toContain('--startup-time: expected [POD/]CONTAINER=DURATION');
     expect((await runCli(['check', '--startup-time', 'web=soon', GOOD])).stderr).toContain('invalid duration "soon"');
     expect((await runCli(['check', '--startup-time', 'web=1m30s', GOOD])).code).toBe(0);
     expect((await runCli(['check'])).code).toBe(2);
     expect((await runCli(['check', '-o', 'xml', GOOD])).code).toBe(2);
+  });
+});
+
+describe('probelet check: figures per pod (--startup-time, --probe-p99 POD/CONTAINER)', () => {
+  const SAME = `${FIXTURES}same-container-name.yaml`;
+  async function check(over: Partial<CheckFlags>): Promise<{ code: number; stdout: string; stderr: string }> {
+    let stdout = '';
+    let stderr = '';
+    const io = { stdout: (s: string) => void (stdout += s), stderr: (s: string) => void (stderr += s) };
+    const code = await runCheck([SAME], flags({ output: 'json', ...over }), io);
+    return { code, stdout, stderr };
+  }
+  const exceeded = (stdout: string): string[] =>
+    (JSON.parse(stdout) as { findings: { rule: string; object: { name: string } }[] }).findings
+      .filter((f) => f.rule === 'startup-time-exceeds-budget')
+      .map((f) => f.object.name);
+
+  it('a bare container name applies to every container of that name; web/app and api/app to one each', async () => {
+    expect(exceeded((await check({ startupTime: ['app=90s'] })).stdout).sort()).toEqual(['api', 'web']);
+    const one = await check({ startupTime: ['api/app=90s'] });
+    expect(one.stderr).toBe('');
+    expect(exceeded(one.stdout)).toEqual(['api']);
+    // The pod-qualified key wins over the bare name.
+    expect(exceeded((await check({ startupTime: ['app=90s', 'web/app=5s'] })).stdout)).toEqual(['api']);
+  });
+
+  it('takes the pod names probelet run prints (web-<pod-template-hash>-xxxxx), as its suggested line uses them', async () => {
+    const load = await loadManifests([SAME]);
+    const web = load.objects.find((o) => o.name === 'web');
+    const template = (web?.value['spec'] as { template: unknown }).template;
+    const pod = `web-${podTemplateHash(template)}-x2b4q`;
+    const run = await check({ startupTime: [`${pod}/app=90s`], probeP99: [`${pod}/app.liveness=0.9s`] });
+    expect(run.stderr).toBe('');
+    expect(exceeded(run.stdout)).toEqual(['web']);
+    const near = (JSON.parse(run.stdout) as { findings: { rule: string; object: { name: string } }[] }).findings.filter((f) => f.rule === 'probe-near-timeout');
+    expect(near.map((f) => f.object.name)).toEqual(['web']);
+  });
+
+  it('says which keys found no container, and still checks everything', async () => {
+    const run = await check({ startupTime: ['db/app=90s', 'nope=1s'], probeP99: ['web/app.readiness=0.1s'] });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('probelet: --startup-time db/app: no container of that name in the input');
+    expect(run.stderr).toContain('probelet: --startup-time nope: no container of that name in the input');
+    expect(run.stderr).not.toContain('web/app.readiness');
+    expect(exceeded(run.stdout)).toEqual([]);
   });
 });
 

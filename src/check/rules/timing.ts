@@ -21,6 +21,7 @@ import {
   type StartupGuard,
 } from '../budgets.js';
 import type { ContainerContext, Rule, RuleFinding } from '../types.js';
+import { figureFor } from '../figures.js';
 import { who } from './probes.js';
 
 const KINDS: readonly ProbeType[] = ['liveness', 'readiness', 'startup'];
@@ -52,7 +53,7 @@ function failureThresholdFor(needs: number, delay: number, period: number): numb
 
 /** The `--startup-time` of this container, when given. */
 function startupTimeOf(ctx: ContainerContext): number | undefined {
-  return ctx.options.startupTimes.get(ctx.container.name);
+  return figureFor(ctx.options.startupTimes, ctx);
 }
 
 export const timeoutNotBelowPeriod: Rule = {
@@ -504,9 +505,9 @@ Example:
     timeoutSeconds: 2`,
   check(ctx): RuleFinding[] {
     const measured = ctx.options.measuredP99;
-    if (!measured || ctx.role === 'init') return [];
+    if (!measured || measured.size === 0 || ctx.role === 'init') return [];
     return probesOf(ctx.container).flatMap(({ kind, probe }) => {
-      const p99 = measured.get(`${ctx.container.name}.${kind}`);
+      const p99 = figureFor(measured, ctx, `.${kind}`);
       const timeout = probeTiming(probe).timeout;
       if (p99 === undefined || p99 < P99_NEAR_TIMEOUT_SHARE * timeout) return [];
       const harm = kind === 'readiness' ? 'takes it out of service' : 'restarts it';
