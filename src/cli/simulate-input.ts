@@ -10,7 +10,7 @@ import type { Pod } from '../api/types.js';
 import type { ProbeType } from '../prober/types.js';
 import { IGNORE_SIGTERM, PROBE_KINDS, type Behaviours, type ContainerBehaviour } from '../simulate/behaviour.js';
 import { parseScript, ScriptError, withFirstPhase, type Script } from '../simulate/script.js';
-import { parseDurationMs } from '../util/duration.js';
+import { formatGoDuration, parseDurationMs } from '../util/duration.js';
 import { CliUsageError } from './io.js';
 
 /** One `CONTAINER[.PROBE]=SCRIPT` assignment and where it came from (for messages). */
@@ -110,7 +110,7 @@ export interface SweepPlan {
 const MAX_SWEEP_VALUES = 1000;
 
 export function parseSweep(text: string, behaviours: Map<string, ContainerBehaviour>, pods: readonly Pod[]): SweepPlan {
-  const m = /^([^=]+)=([^.]+)\.\.([^/]+)\/(.+)$/.exec(text.trim());
+  const m = /^([^=]+)=(.+?)\.\.([^/]+)\/(.+)$/.exec(text.trim());
   const fix = 'write --sweep CONTAINER=FROM..TO/STEP, e.g. --sweep app=10s..120s/10s';
   if (!m) throw new CliUsageError(`--sweep ${text}: ${fix}`);
   const [, container = '', fromText = '', toText = '', stepText = ''] = m;
@@ -126,8 +126,13 @@ export function parseSweep(text: string, behaviours: Map<string, ContainerBehavi
   if (!script || script.length < 2) {
     throw new CliUsageError(`--sweep ${text}: the sweep varies the first phase of ${container}'s script, which needs at least two phases: add e.g. -b ${container}=down:30s,up`);
   }
+  const count = Math.floor((to - from) / step) + 1;
+  if (count > MAX_SWEEP_VALUES) {
+    const wider = formatGoDuration(Math.ceil((to - from) / (MAX_SWEEP_VALUES - 1) / 1000) * 1000);
+    throw new CliUsageError(`--sweep ${text}: ${count} values to try, at most ${MAX_SWEEP_VALUES}: use a larger STEP (e.g. /${wider}) or a shorter range`);
+  }
   const valuesMs: number[] = [];
-  for (let v = from; v <= to && valuesMs.length < MAX_SWEEP_VALUES; v += step) valuesMs.push(v);
+  for (let i = 0; i < count; i++) valuesMs.push(from + i * step);
   return { container, valuesMs };
 }
 

@@ -132,6 +132,7 @@ describe('probelet simulate', () => {
     [['--for', 'soon'], '--for: invalid duration "soon"'],
     [['--sweep', 'app=10s..1m'], '--sweep app=10s..1m: write --sweep CONTAINER=FROM..TO/STEP'],
     [['--sweep', 'app=10s..1m/10s'], "--sweep app=10s..1m/10s: the sweep varies the first phase of app's script, which needs at least two phases"],
+    [['-b', 'app=down:5s,up', '--sweep', 'app=1s..2h/1s'], '--sweep app=1s..2h/1s: 7200 values to try, at most 1000: use a larger STEP (e.g. /8s) or a shorter range'],
   ])('bad input %j → exit 2 naming the flag and the fix', async (args, message) => {
     const run = await runCli(['simulate', DEMO, ...args]);
     expect(run.code).toBe(2);
@@ -194,6 +195,14 @@ describe('the advice of a kill explanation', () => {
 });
 
 describe('probelet simulate --sweep', () => {
+  it('takes fractional durations (1.5s..2.5s/0.5s) and plain seconds', async () => {
+    const run = await runCli(['simulate', DEMO, '-b', 'app=down:5s,up', '--for', '30s', '--sweep', 'app=1.5s..2.5s/0.5s', '-o', 'json']);
+    expect(run.stderr).toBe('');
+    expect(jsonLines(run.stdout).filter((l) => l['type'] === 'sweep').map((l) => l['value'])).toEqual([1.5, 2, 2.5]);
+    const plain = await runCli(['simulate', DEMO, '-b', 'app=down:5s,up', '--for', '30s', '--sweep', 'app=1..2/0.5', '-o', 'json']);
+    expect(jsonLines(plain.stdout).filter((l) => l['type'] === 'sweep').map((l) => l['value'])).toEqual([1, 1.5, 2]);
+  });
+
   it.each([
     { initialDelaySeconds: 0, failureThreshold: 3, periodSeconds: 10 },
     { initialDelaySeconds: 0, failureThreshold: 5, periodSeconds: 3 },
