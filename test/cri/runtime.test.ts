@@ -13,7 +13,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, expect, it } from 'vitest';
 import { createCriClient } from '../../src/runtime/cri/client.js';
 import { createCriRuntime } from '../../src/runtime/cri/cri-runtime.js';
-import { MANAGED_LABEL, PID_LABEL, RUN_LABEL } from '../../src/runtime/cri/pod-config.js';
+import { MANAGED_LABEL, PID_LABEL, PID_START_LABEL, RUN_LABEL, processStartTime } from '../../src/runtime/cri/pod-config.js';
 import { current, eventsWith, freePort, run, statusOf, until, waitEvent, waitRunning } from '../e2e/helpers.js';
 import { BUSYBOX, CRI_ENDPOINT, bb, describeCri, httpd, pod, sh, startCriKubelet, stopCriKubelets } from './helpers.js';
 
@@ -86,19 +86,38 @@ describeCri('cri: the runtime on containerd', () => {
     expect(statusOf(current(h, 'never'), 'c')?.state?.waiting?.reason).toBe('ErrImageNeverPull');
   });
 
-  it('removes the sandboxes of a crashed run (its probelet process is gone) at start, and leaves a live run alone', async () => {
+  it.concurrent('a running container removed behind the kubelet’s back: ContainerStatusUnknown, exit 137, then restarted', async ({ task }) => {
+    const h = await startCriKubelet(task.id);
+    run(h, pod('gone', [bb(h, 'c', ['sleep', '600'])], { terminationGracePeriodSeconds: 1 }));
+    const id = (await waitRunning(h, 'gone', 'c')).containerID?.replace(/^containerd:\/\//, '') ?? '';
+    const client = createCriClient(CRI_ENDPOINT);
+    try {
+      await client.StopContainer({ container_id: id, timeout: 0 });
+      await client.RemoveContainer({ container_id: id });
+    } finally {
+      client.close();
+    }
+    const last = await until(() => statusOf(current(h, 'gone'), 'c')?.lastState?.terminated, 15_000);
+    expect(last).toMatchObject({ exitCode: 137, reason: 'ContainerStatusUnknown', message: 'The container could not be located when the pod was deleted.  The container used to be Running' });
+    await until(() => (statusOf(current(h, 'gone'), 'c')?.state?.running ? true : undefined), 15_000);
+    expect(statusOf(current(h, 'gone'), 'c')?.restartCount).toBe(1);
+  });
+
+  it('removes the sandboxes of a crashed run (its probelet process is gone, or its PID reused) at start, and leaves a live run alone', async () => {
     const client = createCriClient(CRI_ENDPOINT);
     const dead = spawn('true');
     await once(dead, 'exit');
-    const config = (name: string, pid: number) => ({
+    const config = (name: string, pid: number, pidStart?: string) => ({
       metadata: { name, uid: `uid-${name}-${Date.now()}`, namespace: 'default', attempt: 0 },
       log_directory: '',
-      labels: { [MANAGED_LABEL]: 'true', [RUN_LABEL]: `test-${name}`, [PID_LABEL]: String(pid) },
+      labels: { [MANAGED_LABEL]: 'true', [RUN_LABEL]: `test-${name}`, [PID_LABEL]: String(pid), ...(pidStart !== undefined ? { [PID_START_LABEL]: pidStart } : {}) },
       annotations: {},
       linux: { security_context: { namespace_options: { network: 'NODE' as const, pid: 'CONTAINER' as const, ipc: 'POD' as const } } },
     });
     const crashed = await client.RunPodSandbox({ config: config('crashed', dead.pid ?? 0) });
-    const live = await client.RunPodSandbox({ config: config('live', process.pid) });
+    const live = await client.RunPodSandbox({ config: config('live', process.pid, processStartTime(process.pid)) });
+    // A crashed run whose PID now belongs to another process (ours, started later than it says).
+    const reused = await client.RunPodSandbox({ config: config('reused', process.pid, '1') });
     const runDir = mkdtempSync(join(tmpdir(), 'probelet-cri-'));
     try {
       const runtime = await createCriRuntime({ endpoint: CRI_ENDPOINT, runDir });
@@ -106,9 +125,10 @@ describeCri('cri: the runtime on containerd', () => {
       const { items } = await client.ListPodSandbox({ filter: { label_selector: { [MANAGED_LABEL]: 'true' } } });
       const ids = items.map((s) => s.id);
       expect(ids).not.toContain(crashed.pod_sandbox_id);
+      expect(ids).not.toContain(reused.pod_sandbox_id);
       expect(ids).toContain(live.pod_sandbox_id);
     } finally {
-      for (const id of [crashed.pod_sandbox_id, live.pod_sandbox_id]) {
+      for (const id of [crashed.pod_sandbox_id, reused.pod_sandbox_id, live.pod_sandbox_id]) {
         await client.StopPodSandbox({ pod_sandbox_id: id }).catch(() => undefined);
         await client.RemovePodSandbox({ pod_sandbox_id: id }).catch(() => undefined);
       }

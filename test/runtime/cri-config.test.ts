@@ -4,15 +4,15 @@
  * dnsConfig, the kubelet's log layout, command and args expanded separately; and how CRI
  * log files are read back.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import { parseCriLog, readCriLogTail } from '../../src/runtime/cri/cri-logs.js';
-import { containerConfig, dnsConfig, podSandboxConfig } from '../../src/runtime/cri/pod-config.js';
+import { containerConfig, dnsConfig, podSandboxConfig, processStartTime, startTimeFromStat } from '../../src/runtime/cri/pod-config.js';
 
-const owner = { runID: 'r1', pid: 42 };
+const owner = { runID: 'r1', pid: 42, pidStart: '12345' };
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -40,7 +40,7 @@ describe('cri: sandbox and container config', () => {
     expect(config.metadata).toEqual({ name: 'web', uid: 'u-1', namespace: 'shop', attempt: 0 });
     expect(config.hostname).toBe('web');
     expect(config.log_directory).toBe('/logs/shop_web_u-1');
-    expect(config.labels).toMatchObject({ app: 'web', 'io.kubernetes.pod.uid': 'u-1', 'probelet.dev/managed': 'true', 'probelet.dev/run': 'r1', 'probelet.dev/pid': '42' });
+    expect(config.labels).toMatchObject({ app: 'web', 'io.kubernetes.pod.uid': 'u-1', 'probelet.dev/managed': 'true', 'probelet.dev/run': 'r1', 'probelet.dev/pid': '42', 'probelet.dev/pid-start': '12345' });
     expect(config.annotations).toEqual({ a: 'b' });
     expect(config.linux.security_context.namespace_options).toEqual({ network: 'POD', pid: 'CONTAINER', ipc: 'POD' });
     expect(config.dns_config).toEqual({ servers: ['9.9.9.9'], searches: ['example.org'], options: ['ndots:2'] });
@@ -84,5 +84,17 @@ describe('cri: log files', () => {
     expect(readCriLogTail(file, 1024)).toBe('hello\noops\n');
     expect(readCriLogTail(file, 40)).toBe('oops\n');
     expect(readCriLogTail(join(file, 'missing'), 10)).toBe('');
+  });
+});
+
+describe('processStartTime', () => {
+  it('reads field 22 of /proc/<pid>/stat, even when the command name holds spaces and parentheses', () => {
+    const mine = processStartTime(process.pid);
+    expect(mine).toMatch(/^\d+$/);
+    const stat = readFileSync(`/proc/${process.pid}/stat`, 'utf8');
+    expect(stat.split(' ')[21]).toBe(mine);
+    expect(processStartTime(2 ** 22 + 1)).toBe('');
+    const fields = Array.from({ length: 50 }, (_, i) => String(i + 3));
+    expect(startTimeFromStat(`77 (a (b) c) ${fields.join(' ')}\n`)).toBe('22');
   });
 });

@@ -28,7 +28,7 @@ import type { ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbo
 import { createCriClient, GrpcStatus, grpcCode, grpcMessage, type CriClient } from './client.js';
 import { readCriLogTail } from './cri-logs.js';
 import { checkSocket, explainConnectError } from './errors.js';
-import { MANAGED_LABEL, PID_LABEL, RUN_LABEL, containerConfig, podSandboxConfig, type Owner } from './pod-config.js';
+import { MANAGED_LABEL, PID_LABEL, PID_START_LABEL, RUN_LABEL, containerConfig, podSandboxConfig, processStartTime, type Owner } from './pod-config.js';
 import type * as cri from './types.js';
 import { goStatusErrorText } from '../../util/go-status.js';
 
@@ -132,7 +132,7 @@ export class CriRuntime implements ContainerRuntime {
     this.runDir = options.runDir;
     this.relistPeriodMs = options.relistPeriodMs ?? RELIST_PERIOD_MS;
     this.logTailBytes = options.logTailBytes ?? DEFAULT_LOG_TAIL_BYTES;
-    this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid };
+    this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid, pidStart: processStartTime(process.pid) };
   }
 
   /** The label value of this run, for tests that look for what it left. */
@@ -329,22 +329,25 @@ export class CriRuntime implements ContainerRuntime {
 
   /** Removes labelled sandboxes (and their containers) whose probelet process is gone. */
   async removeLeftovers(): Promise<void> {
-    await this.removeAll({ [MANAGED_LABEL]: 'true' }, (labels) => !processAlive(Number(labels[PID_LABEL])));
+    await this.removeAll({ [MANAGED_LABEL]: 'true' }, (labels) => !ownerAlive(labels));
   }
 
+  /** Removes every container, then every sandbox, that matches; one that cannot be removed does not keep the others (the first error is thrown at the end). */
   private async removeAll(selector: cri.Labels, which: (labels: cri.Labels) => boolean = () => true): Promise<void> {
     const { items } = await this.client.ListPodSandbox({ filter: { label_selector: selector } });
     const { containers } = await this.client.ListContainers({ filter: { label_selector: selector } });
+    const errors: unknown[] = [];
     for (const c of containers) {
       if (!which(c.labels)) continue;
       await this.stopAndRemove(
         () => this.client.StopContainer({ container_id: c.id, timeout: 0 }, CLEANUP_TIMEOUT_MS),
         () => this.client.RemoveContainer({ container_id: c.id }, CLEANUP_TIMEOUT_MS),
-      );
+      ).catch((err: unknown) => errors.push(err));
     }
     for (const s of items) {
-      if (which(s.labels)) await this.stopAndRemoveSandbox(s.id);
+      if (which(s.labels)) await this.stopAndRemoveSandbox(s.id).catch((err: unknown) => errors.push(err));
     }
+    if (errors.length > 0) throw errors[0];
   }
 
   private stopAndRemoveSandbox(id: string): Promise<void> {
@@ -418,9 +421,10 @@ export class CriRuntime implements ContainerRuntime {
     }
     const wasRunning = record.status.state === 'running';
     if (!status) {
-      // Gone from the runtime (removed behind our back): it is not running any more.
+      // Gone from the runtime (removed behind our back): it is not running any more. The
+      // kubelet words a container it can no longer find this way (kubelet_pods.go).
       if (record.status.state !== 'exited') {
-        Object.assign(record.status, { state: 'exited', exitCode: record.status.exitCode ?? 137, reason: 'Error', finishedAt: this.clock.now() });
+        Object.assign(record.status, { state: 'exited', exitCode: 137, reason: VANISHED_REASON, message: VANISHED_MESSAGE, finishedAt: this.clock.now() });
       }
     } else {
       record.status = { ...record.status, ...fromCriStatus(status) };
@@ -452,6 +456,10 @@ export class CriRuntime implements ContainerRuntime {
   }
 }
 
+/** What the kubelet reports for a container that was running and is no longer in the runtime's list. */
+export const VANISHED_REASON = 'ContainerStatusUnknown';
+export const VANISHED_MESSAGE = 'The container could not be located when the pod was deleted.  The container used to be Running';
+
 const CRI_STATES: Record<cri.ContainerState, RuntimeContainerStatus['state']> = {
   CONTAINER_CREATED: 'created',
   CONTAINER_RUNNING: 'running',
@@ -475,6 +483,14 @@ function fromCriStatus(s: cri.ContainerStatus): Partial<RuntimeContainerStatus> 
     if (s.message) out.message = s.message;
   }
   return out;
+}
+
+/** Whether the probelet process that created it still runs: its PID is alive and, when recorded, started when it did. */
+function ownerAlive(labels: cri.Labels): boolean {
+  const pid = Number(labels[PID_LABEL]);
+  if (!processAlive(pid)) return false;
+  const start = labels[PID_START_LABEL];
+  return start === undefined || start === '' || processStartTime(pid) === start;
 }
 
 function processAlive(pid: number): boolean {

@@ -19,14 +19,35 @@ export const MANAGED_LABEL = 'probelet.dev/managed';
 export const RUN_LABEL = 'probelet.dev/run';
 /** The PID of the probelet process that created it: a leftover is one whose process is gone. */
 export const PID_LABEL = 'probelet.dev/pid';
+/**
+ * When that process started (`/proc/<pid>/stat` field 22, clock ticks since boot): a PID is
+ * reused after its process ends, and a new process under the old PID must not keep a dead
+ * run's pods alive for ever.
+ */
+export const PID_START_LABEL = 'probelet.dev/pid-start';
 
 export interface Owner {
   runID: string;
   pid: number;
+  /** The process's start time as PID_START_LABEL holds it ('' when /proc cannot tell). */
+  pidStart: string;
 }
 
 export function ownerLabels(owner: Owner): Labels {
-  return { [MANAGED_LABEL]: 'true', [RUN_LABEL]: owner.runID, [PID_LABEL]: String(owner.pid) };
+  return { [MANAGED_LABEL]: 'true', [RUN_LABEL]: owner.runID, [PID_LABEL]: String(owner.pid), ...(owner.pidStart ? { [PID_START_LABEL]: owner.pidStart } : {}) };
+}
+
+/** Field 22 of `/proc/<pid>/stat` (after the `(comm)` that may itself hold spaces and parentheses); '' when unreadable. */
+export function processStartTime(pid: number): string {
+  try {
+    return startTimeFromStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return '';
+  }
+}
+
+export function startTimeFromStat(stat: string): string {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
 }
 
 function podRef(pod: Pod): { namespace: string; name: string; uid: string } {
