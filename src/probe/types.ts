@@ -50,3 +50,19 @@ export interface HandlerObservation {
   /** exec: the command's exit code. */
   exitCode?: number | undefined;
 }
+
+/**
+ * Every field of a HandlerObservation unset, assigned over one to clear it for another try.
+ * Its type makes a new field of HandlerObservation a compile error here until it is listed.
+ */
+export const UNSEEN: Readonly<Record<keyof HandlerObservation, undefined>> = {
+  statusCode: undefined,
+  headers: undefined,
+  body: undefined,
+  redirect: undefined,
+  connectMs: undefined,
+  errorCode: undefined,
+  servingStatus: undefined,
+  grpcCode: undefined,
+  exitCode: undefined,
+};

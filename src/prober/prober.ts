@@ -7,7 +7,7 @@ import { newHttpProbeRequest, type HttpProbeRequest } from '../probe/http-reques
 import { probeGrpc } from '../probe/grpc.js';
 import { resolveContainerPort } from '../probe/port.js';
 import { probeTcp } from '../probe/tcp.js';
-import type { CommandRunner, HandlerObservation, ProbeOutcome } from '../probe/types.js';
+import { UNSEEN, type CommandRunner, type HandlerObservation, type ProbeOutcome } from '../probe/types.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { probeTypeName, type EventRecorder, type ProbeType, type Result } from './types.js';
 
@@ -141,6 +141,8 @@ export class Prober {
     let attempt = 0;
     while (attempt < MAX_PROBE_RETRIES) {
       attempt++;
+      // What an errored try saw is not what the next one sees: the record is of the try that counted.
+      if (attempt > 1 && note) Object.assign(note.seen, UNSEEN);
       outcome = await this.runProbe(probeType, spec, pod, status, container, containerID, note?.seen);
       if (!outcome.error) break;
     }

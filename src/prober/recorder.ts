@@ -151,6 +151,8 @@ export class ProbeRing {
   private readonly transitions: ProbeTransitionRecord[] = [];
   private nextTransition = 0;
   private lastVerdict: Result | undefined;
+  /** Actions noted while an attempt's verdict is being counted: recorded after its transitions (see `countingVerdict`). */
+  private heldActions: ProbeTransitionRecord[] | undefined;
 
   constructor(
     info: ProbeRingInfo,
@@ -222,11 +224,25 @@ export class ProbeRing {
         message: `${threshold} reached: result ${before ?? 'none'} → ${after}`,
       });
     }
+    const held = this.heldActions;
+    this.heldActions = undefined;
+    if (held !== undefined) for (const t of held) this.addTransition({ ...t, seq: slot.seq });
+  }
+
+  /**
+   * The worker is about to count a verdict and cache the result: what the kubelet does in
+   * answer at once (readiness turns the container Ready) is caused by this attempt, so it is
+   * kept until `commit` and recorded after the attempt's own transitions.
+   */
+  countingVerdict(): void {
+    this.heldActions ??= [];
   }
 
   /** Records what the kubelet did about this probe (or its container). */
   action(time: number, reason: string, message: string): void {
-    this.addTransition({ time, kind: 'action', seq: this.total, reason, message });
+    const t: ProbeTransitionRecord = { time, kind: 'action', seq: this.total, reason, message };
+    if (this.heldActions !== undefined) this.heldActions.push(t);
+    else this.addTransition(t);
   }
 
   /** Contents newest first (copies); `limit` attempts at most. */

@@ -374,6 +374,7 @@ export class ProbeWorker {
     if (slot === undefined || this.ring === undefined) return this.countVerdict(verdict, start);
     const id = this.currentContainerID;
     const before = this.resultsManager.get(id);
+    this.ring.countingVerdict();
     const keepGoing = this.countVerdict(verdict, start);
     this.ring.commit(slot, clock.now(), verdict.result, verdict.error, before, this.resultsManager.get(id));
     return keepGoing;

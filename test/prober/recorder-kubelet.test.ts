@@ -56,6 +56,12 @@ describe('flight recorder: the kubelet actions after a verdict', () => {
     const killed = liveness.findIndex((t) => t.reason === 'Killing');
     expect(crossed).toBeGreaterThanOrEqual(0);
     expect(killed).toBeGreaterThan(crossed);
+    // So does Ready → True after the readiness success that caused it.
+    const readiness = lanes.get('readiness')?.transitions.slice().reverse() ?? [];
+    const readyAt = readiness.findIndex((t) => t.reason === 'Ready' && t.message === 'Ready → True');
+    const succeeded = readiness.findIndex((t) => t.kind === 'threshold' && t.to === 'success');
+    expect(succeeded).toBeGreaterThanOrEqual(0);
+    expect(readyAt).toBeGreaterThan(succeeded);
 
     // Liveness keeps failing: the next restart waits in back-off, and that is noted too.
     await clock.advance(5000);

@@ -6,7 +6,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Prober } from '../../src/prober/prober.js';
+import { Prober, type ProbeHandlers } from '../../src/prober/prober.js';
+import type { ProbeOutcome } from '../../src/probe/types.js';
 import { FlightRecorder, type RecorderEntry } from '../../src/prober/recorder.js';
 import { LocalCommandRunner } from '../../src/probe/local-runner.js';
 import { FakeClock } from '../../src/util/clock.js';
@@ -227,6 +228,29 @@ describe('flight recorder: what the handler saw (real prober, real targets)', ()
     expect(t?.attempts[0]?.details).toEqual({ errorCode: 'ECONNREFUSED' });
     expect(t?.attempts[0]?.message).toContain('connect: connection refused');
     expect(x?.attempts[0]).toMatchObject({ details: { exitCode: 3 }, message: 'nope\n', outcome: 'failure' });
+  });
+});
+
+describe('flight recorder: retries', () => {
+  it('keeps what the attempt that counted saw, not what an errored try before it saw', async () => {
+    let calls = 0;
+    const tcp: ProbeHandlers['tcp'] = async (_host, _port, _timeout, seen) => {
+      calls++;
+      if (seen !== undefined && calls === 1) {
+        seen.errorCode = 'ECONNRESET';
+        return { result: 'unknown', output: '', error: new Error('read: connection reset by peer') };
+      }
+      if (seen !== undefined) seen.connectMs = 1;
+      return { result: 'success', output: '' };
+    };
+    const unused = async (): Promise<ProbeOutcome> => ({ result: 'failure', output: 'not this handler' });
+    const e = makeEngine({ prober: new Prober({ runner: new LocalCommandRunner(), handlers: { tcp, http: unused, grpc: unused, exec: unused } }) });
+    const w = e.newWorker('liveness', testProbe({ exec: undefined, tcpSocket: { host: '127.0.0.1', port: 9 } }));
+    e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: true }));
+    await w.doProbe();
+    expect(calls).toBe(2);
+    expect(e.manager.flightRecorder?.histories()[0]?.attempts[0]).toMatchObject({ outcome: 'success', details: { connectMs: 1 } });
+    expect(e.manager.flightRecorder?.histories()[0]?.attempts[0]?.details).toEqual({ connectMs: 1 });
   });
 });
 
