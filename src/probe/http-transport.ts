@@ -229,17 +229,25 @@ export function send(hop: Hop, deadline: Deadline, prepared: PreparedHop = prepa
       maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
     });
     req.on('error', (err) => finish({ ok: false, message: describeSendError(err, conn, hostname, port) }));
+    // Go's client (1.24 on, so the kubelet's) skips any number of informational responses as long
+    // as they and the final response's header fit in MaxResponseHeaderBytes together; node:http
+    // limits each response alone.
+    let informationalBytes = 0;
+    const overflow = (): void =>
+      finish({ ok: false, message: describeSendError(Object.assign(new Error('headers exceeded'), { code: HEADER_OVERFLOW_CODE }), conn, hostname, port) });
+    req.on('information', (info) => {
+      informationalBytes += headerBytes(info.statusMessage, info.rawHeaders);
+      if (informationalBytes > MAX_RESPONSE_HEADER_BYTES) overflow();
+    });
     const onResponse = (response: IncomingMessage): void => {
       response.on('error', () => undefined);
+      if (informationalBytes > 0 && informationalBytes + headerBytes(response.statusMessage, response.rawHeaders) > MAX_RESPONSE_HEADER_BYTES) {
+        response.destroy();
+        overflow();
+        return;
+      }
       finish({ ok: true, response, connection: conn });
     };
-    // Go's client skips at most 5 informational responses; node:http skips any number.
-    let informational = 0;
-    req.on('information', () => {
-      if (++informational > MAX_1XX_RESPONSES) {
-        finish({ ok: false, message: describeSendError(Object.assign(new Error('too many 1xx'), { code: TOO_MANY_1XX_CODE }), conn, hostname, port) });
-      }
-    });
     req.on('response', onResponse);
     // A 101 is a final response to Go's client (it fails the probe by its status).
     req.on('upgrade', onResponse);
@@ -321,10 +329,9 @@ function describeSendError(err: Error, conn: Connection, hostname: string, port:
     return describeDialError(first, errno.address ?? hostname, errno.port ?? port);
   }
   if (code === 'ECONNRESET' && err.message === 'socket hang up') return 'EOF';
-  if (code === 'HPE_HEADER_OVERFLOW') {
+  if (code === HEADER_OVERFLOW_CODE) {
     return `net/http: server response headers exceeded ${MAX_RESPONSE_HEADER_BYTES} bytes; aborted`;
   }
-  if (code === TOO_MANY_1XX_CODE) return `${CONNECTION_BROKEN}: net/http: too many 1xx informational responses`;
   if (code.startsWith('HPE_')) {
     const line = firstLine((err as Error & { rawPacket?: unknown }).rawPacket);
     const problem = line === undefined ? undefined : statusLineProblem(line);
@@ -339,11 +346,15 @@ function describeSendError(err: Error, conn: Connection, hostname: string, port:
 
 const CONNECTION_BROKEN = 'net/http: HTTP/1.x transport connection broken';
 
-/** Our own code for a response preceded by more 1xx responses than Go's client takes. */
-const TOO_MANY_1XX_CODE = 'PROBE_TOO_MANY_1XX';
+/** node:http's code for a header over `maxHeaderSize`, also used for 1xx responses that add up to more. */
+const HEADER_OVERFLOW_CODE = 'HPE_HEADER_OVERFLOW';
 
-/** Go's `max1xxResponses`: informational responses skipped before the client gives up. */
-const MAX_1XX_RESPONSES = 5;
+/** The bytes of a response head on the wire, near enough: status line, header lines, blank line. */
+function headerBytes(statusMessage: string | undefined, rawHeaders: readonly string[]): number {
+  let n = 'HTTP/1.1 100 \r\n\r\n'.length + (statusMessage?.length ?? 0);
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) n += (rawHeaders[i]?.length ?? 0) + (rawHeaders[i + 1]?.length ?? 0) + 4;
+  return n;
+}
 
 /**
  * The first line of the bytes node:http's parser choked on (`rawPacket`), without its line
