@@ -333,8 +333,7 @@ function describeSendError(err: Error, conn: Connection, hostname: string, port:
     return `net/http: server response headers exceeded ${MAX_RESPONSE_HEADER_BYTES} bytes; aborted`;
   }
   if (code.startsWith('HPE_')) {
-    const line = firstLine((err as Error & { rawPacket?: unknown }).rawPacket);
-    const problem = line === undefined ? undefined : statusLineProblem(line);
+    const problem = headProblem((err as Error & { rawPacket?: unknown }).rawPacket, conn.socket.bytesRead);
     if (problem !== undefined) return `${CONNECTION_BROKEN}: ${problem}`;
     if (code === 'HPE_INVALID_STATUS') return `${CONNECTION_BROKEN}: malformed HTTP status code`;
     return `${CONNECTION_BROKEN}: malformed HTTP response`;
@@ -357,13 +356,40 @@ function headerBytes(statusMessage: string | undefined, rawHeaders: readonly str
 }
 
 /**
- * The first line of the bytes node:http's parser choked on (`rawPacket`), without its line
- * end, when they start the response; undefined when there is nothing to go on.
+ * What Go would say about the response head node:http's parser choked on (`rawPacket`, the
+ * packet it was reading; `bytesRead`, all the connection read so far): the first bad status
+ * or header line in Go's words; undefined when there is nothing to go on.
  */
-function firstLine(raw: unknown): string | undefined {
+function headProblem(raw: unknown, bytesRead: number): string | undefined {
   if (!Buffer.isBuffer(raw) || raw.length === 0) return undefined;
-  const end = raw.indexOf(0x0a);
-  return raw.subarray(0, end < 0 ? raw.length : end).toString('latin1').replace(/\r$/, '');
+  const lines = raw.toString('latin1').split('\n').map((l) => l.replace(/\r$/, ''));
+  // The parser hands over the packet it choked on: the response's first when nothing came
+  // before it (or it starts like a status line), else one that continues the header.
+  let first = true;
+  if (bytesRead <= raw.length || lines[0]?.startsWith('HTTP/')) {
+    const problem = statusLineProblem(lines.shift() ?? '');
+    if (problem !== undefined) return problem;
+  } else {
+    first = false;
+  }
+  for (const line of lines) {
+    if (line === '') return undefined;
+    const problem = headerLineProblem(line, first);
+    if (problem !== undefined) return problem;
+    first = false;
+  }
+  return undefined;
+}
+
+/** What Go's `textproto.Reader.ReadMIMEHeader` says about a header line; undefined when it takes it. */
+function headerLineProblem(line: string, first: boolean): string | undefined {
+  if (first && (line.startsWith(' ') || line.startsWith('\t'))) return `malformed MIME header initial line: ${fromByteString(line)}`;
+  const colon = line.indexOf(':');
+  if (colon < 0) return `malformed MIME header: missing colon: ${goQuote(fromByteString(line))}`;
+  if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(line.slice(0, colon)) || /[\x00-\x08\x0a-\x1f\x7f]/.test(line.slice(colon + 1))) {
+    return `malformed MIME header line: ${fromByteString(line)}`;
+  }
+  return undefined;
 }
 
 /**

@@ -193,6 +193,22 @@ describe('HTTP probe against hostile servers', () => {
     expect((await probe(`${silent.base}/`)).value).toEqual({ result: 'failure', output: `Get "${silent.base}/": EOF` });
   });
 
+  it('a malformed header line, in the first packet or a later one: failure quoting the header line as Go does', async () => {
+    const broken = 'net/http: HTTP/1.x transport connection broken';
+    const same = await startTcp(onRequest((sock) => sock.end('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nNo Colon Here\r\n\r\nok')));
+    expect((await probe(`${same.base}/`)).value).toEqual({ result: 'failure', output: `Get "${same.base}/": ${broken}: malformed MIME header: missing colon: "No Colon Here"` });
+    const later = await startTcp(onRequest((sock) => {
+      sock.write('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n');
+      setTimeout(() => sock.end('Bad Name: x\r\n\r\nok'), 30);
+    }));
+    expect((await probe(`${later.base}/`)).value).toEqual({ result: 'failure', output: `Get "${later.base}/": ${broken}: malformed MIME header line: Bad Name: x` });
+    const lateNoColon = await startTcp(onRequest((sock) => {
+      sock.write('HTTP/1.1 200 OK\r\n');
+      setTimeout(() => sock.end('garbage\r\n\r\n'), 30);
+    }));
+    expect((await probe(`${lateNoColon.base}/`)).value).toEqual({ result: 'failure', output: `Get "${lateNoColon.base}/": ${broken}: malformed MIME header: missing colon: "garbage"` });
+  });
+
   it('TLS garbage on https: failure at once', async () => {
     const s = await startTcp(onRequest((sock) => sock.end(Buffer.from('\x00\x01garbage, not TLS at all\r\n'))));
     const url = `https://127.0.0.1:${s.port}/`;
