@@ -386,7 +386,7 @@ function headerLineProblem(line: string, first: boolean): string | undefined {
   if (first && (line.startsWith(' ') || line.startsWith('\t'))) return `malformed MIME header initial line: ${fromByteString(line)}`;
   const colon = line.indexOf(':');
   if (colon < 0) return `malformed MIME header: missing colon: ${goQuote(fromByteString(line))}`;
-  if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(line.slice(0, colon)) || /[\x00-\x08\x0a-\x1f\x7f]/.test(line.slice(colon + 1))) {
+  if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(line.slice(0, colon)) || hasControlByte(line.slice(colon + 1), true)) {
     return `malformed MIME header line: ${fromByteString(line)}`;
   }
   return undefined;
