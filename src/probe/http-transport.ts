@@ -264,7 +264,7 @@ const AWAITING_HEADERS = '(Client.Timeout exceeded while awaiting headers)';
 /** What Go's transport refuses before dialling, in its words; undefined when the request is fine. */
 function requestProblem(hop: Hop): string | undefined {
   for (const [name, value] of hop.headers) {
-    if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) return `net/http: invalid header field name ${goQuote(name)}`;
+    if (!HTTP_TOKEN.test(name)) return `net/http: invalid header field name ${goQuote(name)}`;
     if (hasControlByte(value, true)) return `net/http: invalid header field value for ${goQuote(name)}`;
   }
   const scheme = hop.url.scheme;
@@ -294,6 +294,9 @@ function wireHeaders(hop: Hop): string[] {
 }
 
 /** Go's `isCTL` test over a string; `allowTab` for header values, where HTAB is legal. */
+/** An RFC 9110 token: what a header field name may be made of. */
+const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 function hasControlByte(s: string, allowTab = false): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
@@ -386,7 +389,7 @@ function headerLineProblem(line: string, first: boolean): string | undefined {
   if (first && (line.startsWith(' ') || line.startsWith('\t'))) return `malformed MIME header initial line: ${fromByteString(line)}`;
   const colon = line.indexOf(':');
   if (colon < 0) return `malformed MIME header: missing colon: ${goQuote(fromByteString(line))}`;
-  if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(line.slice(0, colon)) || hasControlByte(line.slice(colon + 1), true)) {
+  if (!HTTP_TOKEN.test(line.slice(0, colon)) || hasControlByte(line.slice(colon + 1), true)) {
     return `malformed MIME header line: ${fromByteString(line)}`;
   }
   return undefined;
