@@ -1,3 +1,6 @@
+// The dashboard's typecheck (web/tsconfig.json, `types: []`) reaches this file through type
+// imports of the prober; grpc-js's typings used to bring Node's along, nothing else does now.
+/// <reference types="node" />
 /**
  * One `grpc.health.v1.Health/Check` call over a fresh plaintext HTTP/2 connection, written on
  * `node:http2` directly. The kubelet dials a new connection per probe; grpc-js built a whole
