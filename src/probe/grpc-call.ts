@@ -436,10 +436,13 @@ class HealthCheckCall {
    * dialer, so the probing side keeps no TIME_WAIT socket (kubernetes#89898).
    */
   private dropConnection(): void {
-    const { socket, session } = this;
+    const { socket, session, stream } = this;
     this.socket = undefined;
     this.session = undefined;
     this.stream = undefined;
+    // The stream first: a session destroyed with a stream still open builds an error (and
+    // its stack trace) to cancel it with, ≈ 18 µs a probe.
+    if (stream && !stream.destroyed) stream.destroy();
     if (socket && !socket.destroyed) socket.resetAndDestroy();
     if (session) {
       session.on('error', ignore);
