@@ -257,35 +257,46 @@ function firstValue(headers: ReadonlyArray<readonly [string, string]>, name: str
   return headers.find(([n]) => n === name)?.[1];
 }
 
-/** The probe's one real-time deadline; `stop()` leaves no timer behind. */
-function startDeadline(timeoutMs: number): Deadline & { stop(): void } {
-  const listeners = new Set<() => void>();
-  let expired = false;
-  let stopped = false;
-  const expire = (): void => {
-    if (stopped) return;
-    expired = true;
-    for (const fn of [...listeners]) fn();
-    listeners.clear();
-  };
-  // A reply already waiting when the timer fires (the loop was busy) still counts.
-  const handle = timeoutMs > 0 ? realClock.setTimeout(() => afterPendingIO(expire), timeoutMs) : undefined;
-  return {
-    get expired() {
-      return expired;
-    },
-    onExpire(fn) {
-      if (expired) {
-        fn();
-        return () => undefined;
-      }
-      listeners.add(fn);
-      return () => listeners.delete(fn);
-    },
-    stop() {
-      stopped = true;
-      if (handle !== undefined) realClock.clearTimeout(handle);
-      listeners.clear();
-    },
-  };
+/**
+ * The probe's one real-time deadline; `stop()` leaves no timer behind. A class rather than an
+ * object literal with a getter, which V8 allocates in the old generation, where it kept every
+ * probe's listeners (and through them the exchange) alive until a full GC (see
+ * `ProbeConnection` in http-transport.ts).
+ */
+class ProbeDeadline implements Deadline {
+  expired = false;
+  private stopped = false;
+  private readonly listeners = new Set<() => void>();
+  private readonly handle: unknown;
+
+  constructor(timeoutMs: number) {
+    // A reply already waiting when the timer fires (the loop was busy) still counts.
+    this.handle = timeoutMs > 0 ? realClock.setTimeout(() => afterPendingIO(() => this.expire()), timeoutMs) : undefined;
+  }
+
+  private expire(): void {
+    if (this.stopped) return;
+    this.expired = true;
+    for (const fn of [...this.listeners]) fn();
+    this.listeners.clear();
+  }
+
+  onExpire(fn: () => void): () => void {
+    if (this.expired) {
+      fn();
+      return () => undefined;
+    }
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.handle !== undefined) realClock.clearTimeout(this.handle);
+    this.listeners.clear();
+  }
+}
+
+function startDeadline(timeoutMs: number): ProbeDeadline {
+  return new ProbeDeadline(timeoutMs);
 }

@@ -106,17 +106,5 @@ export function createCriClient(endpoint: string): CriClient {
   return out as unknown as CriClient;
 }
 
-/** The gRPC status code of a failed call, if it is one. */
-export function grpcCode(err: unknown): grpc.status | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'number' ? (code as grpc.status) : undefined;
-}
-
-/** The runtime's own message (`details`), without grpc-js's `<code> <NAME>: ` prefix. */
-export function grpcMessage(err: unknown): string {
-  const details = (err as { details?: unknown } | null)?.details;
-  if (typeof details === 'string' && details !== '') return details;
-  return err instanceof Error ? err.message : String(err);
-}
-
+export { grpcCode, grpcMessage } from './grpc-error.js';
 export { status as GrpcStatus } from '@grpc/grpc-js';

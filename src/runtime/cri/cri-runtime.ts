@@ -25,7 +25,8 @@ import { resolveContainerEnv } from '../env.js';
 import { containerFieldPath } from '../input-error.js';
 import { DEFAULT_LOG_TAIL_BYTES } from '../logs.js';
 import type { ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeContainerStatus } from '../types.js';
-import { createCriClient, GrpcStatus, grpcCode, grpcMessage, type CriClient } from './client.js';
+import type { CriClient } from './client.js';
+import { GrpcStatus, grpcCode, grpcMessage } from './grpc-error.js';
 import { readCriLogTail } from './cri-logs.js';
 import { checkSocket, explainConnectError } from './errors.js';
 import { MANAGED_LABEL, PID_LABEL, PID_START_LABEL, RUN_LABEL, containerConfig, podSandboxConfig, processStartTime, type Owner } from './pod-config.js';
@@ -77,6 +78,8 @@ interface ContainerRecord {
 /** Connects (failing with an error that names the fix), removes crash leftovers, starts the relist. */
 export async function createCriRuntime(options: CriRuntimeOptions): Promise<CriRuntime> {
   checkSocket(options.endpoint);
+  // grpc-js is loaded here, not with the module: a kubelet without CRI never pays its RSS.
+  const { createCriClient } = await import('./client.js');
   const client = createCriClient(options.endpoint);
   let version: cri.VersionResponse;
   try {

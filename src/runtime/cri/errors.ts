@@ -4,7 +4,7 @@
  * (Docker's containerd ships `disabled_plugins = ["cri"]`).
  */
 import { accessSync, constants, statSync } from 'node:fs';
-import { GrpcStatus, grpcCode, grpcMessage } from './client.js';
+import { GrpcStatus, grpcCode, grpcMessage } from './grpc-error.js';
 
 /** The socket path of a `unix://` endpoint, or undefined for other schemes. */
 export function socketPath(endpoint: string): string | undefined {
