@@ -15,12 +15,12 @@
  * - Exit code is the code, or 128 + signal number when a signal ended the process
  *   (SIGKILL → 137, SIGTERM → 143), as container runtimes report it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { getSystemErrorMap } from 'node:util';
 import { realClock, type Clock } from './clock.js';
+import { startProcess, type StartedProcess } from './spawn-primitive.js';
 
 /** Default bytes kept of each stream when the caller does not say. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -146,92 +146,44 @@ export function endedByTimeout(fired: boolean, exit: ProcessExit): boolean {
  * has started; rejects with a {@link SpawnError} when it could not be started.
  */
 export function spawnGroup(options: SpawnGroupOptions): Promise<ProcessGroup> {
-  return new Promise<ProcessGroup>((resolve, reject) => {
-    const [file, ...args] = options.argv;
-    if (file === undefined || file === '') {
-      reject(spawnError('exec: no command', 'ENOENT'));
-      return;
-    }
-    // Before the fork, so that the leader and all it will start come after this mark.
-    const mark = turnPidMark();
-    let child: ChildProcess;
-    try {
-      child = spawn(file, args, {
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: options.env ?? process.env,
-        cwd: options.cwd,
-        windowsHide: true,
-      });
-    } catch (err) {
-      reject(describeSpawnError(err, file, options.cwd));
-      return;
-    }
-    watchChild(child, file, options, mark, resolve, reject);
-  });
+  const [file, ...args] = options.argv;
+  if (file === undefined || file === '') return Promise.reject(spawnError('exec: no command', 'ENOENT'));
+  // Before the start, so that the leader and all it will start come after this mark.
+  const mark = turnPidMark();
+  let starting: Promise<StartedProcess>;
+  try {
+    starting = startProcess({ argv: [file, ...args], env: options.env, cwd: options.cwd });
+  } catch (err) {
+    return Promise.reject(describeSpawnError(err, file, options.cwd));
+  }
+  return starting.then(
+    (child) => watchChild(child, options, mark),
+    (err: unknown) => {
+      throw describeSpawnError(err, file, options.cwd);
+    },
+  );
 }
 
-function watchChild(
-  child: ChildProcess,
-  file: string,
-  options: SpawnGroupOptions,
-  mark: PidMark | undefined,
-  resolve: (group: ProcessGroup) => void,
-  reject: (err: Error) => void,
-): void {
+function watchChild(child: StartedProcess, options: SpawnGroupOptions, mark: PidMark | undefined): ProcessGroup {
   const clock = options.clock ?? realClock;
   const limit = Math.max(0, options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
   const stdout = capture(child.stdout, 'stdout', limit, options.onOutput);
   const stderr = capture(child.stderr, 'stderr', limit, options.onOutput);
-  let started = false;
-  let running = false;
-  let pid = 0;
+  const pid = child.pid;
+  let running = true;
   let exitCode = 0;
   let exitSignal: NodeJS.Signals | null = null;
   let drainTimer: unknown;
 
-  const exited = new Promise<ProcessExit>((resolveExit) => {
-    child.once('close', () => {
-      if (!started) return;
+  // Settles once the leader was reaped and both pipes are closed (at their end, or by the drain grace).
+  const exited = Promise.all([new Promise<void>((resolve) => child.onExit(() => resolve())), stdout.closed, stderr.closed]).then(
+    (): ProcessExit => {
       if (drainTimer !== undefined) clock.clearTimeout(drainTimer);
-      resolveExit({ exitCode, signal: exitSignal, stdout: stdout.kept(), stderr: stderr.kept() });
-    });
-  });
+      return { exitCode, signal: exitSignal, stdout: stdout.kept(), stderr: stderr.kept() };
+    },
+  );
 
-  // Errors after start can only come from child.kill(), which we never call; the
-  // listener stays so that no 'error' event is ever unhandled.
-  child.on('error', (err) => {
-    if (!started) reject(describeSpawnError(err, file, options.cwd));
-  });
-
-  child.once('spawn', () => {
-    started = true;
-    running = true;
-    pid = child.pid ?? 0;
-    resolve({
-      get pid() {
-        return pid;
-      },
-      get running() {
-        return running;
-      },
-      exited,
-      kill(signal: NodeJS.Signals = 'SIGKILL') {
-        if (running) killProcessTree(pid, signal);
-      },
-      terminate(graceMs: number) {
-        if (!running) return exited;
-        killProcessTree(pid, 'SIGTERM');
-        const timer = clock.setTimeout(() => {
-          if (running) killProcessTree(pid, 'SIGKILL');
-        }, graceMs);
-        return exited.finally(() => clock.clearTimeout(timer));
-      },
-    });
-  });
-
-  child.once('exit', (code, signal) => {
-    if (!started) return;
+  child.onExit(({ code, signal }) => {
     running = false;
     exitSignal = signal;
     exitCode = code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0);
@@ -241,26 +193,48 @@ function watchChild(
     if (treeMayRemain(pid, mark)) killProcessTree(pid, 'SIGKILL');
     drainTimer = clock.setTimeout(() => {
       drainTimer = undefined;
-      child.stdout?.destroy();
-      child.stderr?.destroy();
+      child.stdout.destroy();
+      child.stderr.destroy();
     }, PIPE_DRAIN_GRACE_MS);
   });
+
+  return {
+    pid,
+    get running() {
+      return running;
+    },
+    exited,
+    kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (running) killProcessTree(pid, signal);
+    },
+    terminate(graceMs: number) {
+      if (!running) return exited;
+      killProcessTree(pid, 'SIGTERM');
+      const timer = clock.setTimeout(() => {
+        if (running) killProcessTree(pid, 'SIGKILL');
+      }, graceMs);
+      return exited.finally(() => clock.clearTimeout(timer));
+    },
+  };
 }
 
 interface Capture {
   kept(): Buffer;
+  /** Resolves once the stream closed (its end read, or destroyed). */
+  closed: Promise<void>;
 }
 
 /** Reads a stream to its end, keeping its first `limit` bytes and dropping the rest. */
 function capture(
-  stream: Readable | null,
+  stream: Readable,
   name: OutputStream,
   limit: number,
   onOutput: SpawnGroupOptions['onOutput'],
 ): Capture {
   const chunks: Buffer[] = [];
   let size = 0;
-  stream?.on('data', (chunk: Buffer) => {
+  const closed = new Promise<void>((resolve) => stream.once('close', () => resolve()));
+  stream.on('data', (chunk: Buffer) => {
     onOutput?.(name, chunk);
     if (size >= limit) return;
     const room = limit - size;
@@ -270,8 +244,8 @@ function capture(
     size += part.length;
   });
   // A destroyed pipe (drain grace) may report an error; it changes nothing we keep.
-  stream?.on('error', () => undefined);
-  return { kept: () => Buffer.concat(chunks, size) };
+  stream.on('error', () => undefined);
+  return { kept: () => Buffer.concat(chunks, size), closed };
 }
 
 function spawnError(message: string, code: string): SpawnError {

@@ -1,7 +1,8 @@
 /**
  * Hostile exec commands (issue #13's hostile-world suite): what a broken or malicious
  * container can run as an exec probe. Each case goes through the real path — probeExec,
- * LocalCommandRunner, the spawner process, real child processes — and asserts the verdict,
+ * LocalCommandRunner, the spawn primitive (the native addon from this process, or Node's
+ * spawn in the spawner process: both run), real child processes — and asserts the verdict,
  * the message, that the time taken is cut at the timeout, and that nothing leaked: no
  * process of the command (tagged with a marker every descendant inherits), no file
  * descriptor in this process or in the spawner.
@@ -11,13 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PROBE_OUTPUT_BYTES } from '../../src/probe/constants.js';
 import { probeExec } from '../../src/probe/exec.js';
 import { LocalCommandRunner } from '../../src/probe/local-runner.js';
-import { openSpawner } from '../../src/util/spawner.js';
+import { openSpawner, type Spawner } from '../../src/util/spawner.js';
 import { aliveWithMarker, eventually, isAlive, useProcessMarkers } from '../helpers/processes.js';
+import { PRIMITIVES, usePrimitive } from '../helpers/primitive.js';
 import { spawnerPids } from '../helpers/spawner.js';
 
 const tagged = useProcessMarkers();
 
 function fdCount(pid: number | 'self'): number {
+  if (pid === 0) return 0; // no spawner process (native spawn)
   return readdirSync(`/proc/${pid}/fd`).length;
 }
 
@@ -26,11 +29,14 @@ function rssMB(pid: number | 'self', field: 'VmRSS' | 'VmHWM'): number {
   return Number(match?.[1] ?? 0) / 1024;
 }
 
-describe('hostile exec commands', () => {
+describe.each(PRIMITIVES)('hostile exec commands (%s spawn)', (primitive) => {
+  usePrimitive(primitive);
+  /** Node's spawn runs in a spawner process; the native primitive from this process. */
+  const viaSpawner = primitive === 'node';
   let runner: LocalCommandRunner;
   let env: Record<string, string>;
   let spawner = 0;
-  const lease = openSpawner(); // the runner's spawner (one per process), to wait until it is ready
+  let lease: Spawner; // the runner's spawner (one per process), to wait until it is ready
   let fds = { self: 0, spawner: 0 };
 
   /** Runs `cmd` as an exec probe with a fresh marker; returns the outcome, the time taken and the marker. */
@@ -51,11 +57,12 @@ describe('hostile exec commands', () => {
   beforeAll(async () => {
     // Each command gets the environment of the case running (its marker).
     runner = new LocalCommandRunner({ resolve: () => ({ env }) });
+    lease = openSpawner();
     env = tagged().env;
-    await probeExec(runner, 'c', ['true'], 30_000); // starts the spawner
-    expect(await lease.ready()).toBe(true); // from now on, commands run in it
+    await probeExec(runner, 'c', ['true'], 30_000); // starts the spawner (Node spawn)
+    expect(await lease.ready()).toBe(viaSpawner); // from now on, commands run in it
     const pids = spawnerPids();
-    expect(pids).toHaveLength(1);
+    expect(pids).toHaveLength(viaSpawner ? 1 : 0);
     spawner = pids[0] ?? 0;
     fds = { self: fdCount('self'), spawner: fdCount(spawner) };
   });
@@ -63,7 +70,7 @@ describe('hostile exec commands', () => {
   afterAll(async () => {
     await runner.close();
     await lease.close();
-    expect(isAlive(spawner)).toBe(false);
+    if (spawner !== 0) expect(isAlive(spawner)).toBe(false);
     expect(spawnerPids()).toEqual([]);
   });
 
@@ -73,7 +80,7 @@ describe('hostile exec commands', () => {
     expect(outcome.result).toBe('success');
     expect(outcome.output).toBe('x'.repeat(MAX_PROBE_OUTPUT_BYTES));
     expect(rssMB('self', 'VmRSS') - rssBefore).toBeLessThan(64);
-    expect(rssMB(spawner, 'VmHWM')).toBeLessThan(160);
+    if (spawner !== 0) expect(rssMB(spawner, 'VmHWM')).toBeLessThan(160);
     await expectNothingLeaked(marker);
   });
 
