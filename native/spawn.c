@@ -9,10 +9,14 @@
  * timeouts) stays in src/util/process.ts; this file only starts a process and reports
  * its end.
  *
- * spawn(file, argv, env, cwd, onExit) -> [pid, stdoutFd, stderrFd] | -errno
+ * spawn(file, argv, env, cwd, onStart, onExit)
  *   file: run as given when it holds a '/', else looked up in env's PATH (execvp's rules).
- *   env:  array of "KEY=value"; cwd: string or null.
+ *   env:  array of "KEY=value", or null for this process's environment; cwd: string or null.
+ *   onStart(0, pid, stdoutFd, stderrFd) once started (the fds are the parent's non-blocking
+ *   pipe ends, for JS to own), or onStart(-errno) when it could not start: posix_spawn
+ *   reports the exec's errno (ENOENT, EACCES, E2BIG...), or chdir's for a bad cwd.
  *   onExit(code, signal): once, after the child was reaped (signal 0 when it exited).
+ * The start runs on a libuv pool thread, so the event loop never waits for an exec.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -160,34 +164,43 @@ static int lookup(const char *file, char **envp, const char *cwd, char *out, siz
   return err;
 }
 
-static napi_value throw_error(napi_env env, const char *message) {
-  napi_throw_error(env, NULL, message);
-  return NULL;
+/* One start: inputs copied on the JS thread, the start itself on a libuv pool thread. */
+typedef struct job {
+  napi_async_work work;
+  napi_ref on_start, on_exit;
+  char *file, *cwd;
+  char **argv, **envp;
+  int err;
+  pid_t pid;
+  int pidfd, out, errfd;
+} job_t;
+
+static void free_job(napi_env env, job_t *job) {
+  if (job->on_start) napi_delete_reference(env, job->on_start);
+  if (job->on_exit) napi_delete_reference(env, job->on_exit);
+  free(job->file);
+  free(job->cwd);
+  free_strings(job->argv);
+  free_strings(job->envp);
+  free(job);
 }
 
-static napi_value spawn(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value args[5];
-  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
-  if (argc < 5) return throw_error(env, "spawn(file, argv, env, cwd, onExit)");
-  int failed = 0;
-  char *file = get_string(env, args[0]);
-  char **argv = get_strings(env, args[1], &failed);
-  char **envp = get_strings(env, args[2], &failed);
-  napi_valuetype cwd_type;
-  napi_typeof(env, args[3], &cwd_type);
-  char *cwd = cwd_type == napi_string ? get_string(env, args[3]) : NULL;
-  napi_value result = NULL;
-  int err = 0;
+/*
+ * On a pool thread: with CLONE_VFORK only this thread waits for the child's exec, never
+ * the event loop (an exec can take milliseconds on a busy machine).
+ */
+static void execute(napi_env env, void *data) {
+  (void)env;
+  job_t *job = (job_t *)data;
   int out[2] = {-1, -1}, errp[2] = {-1, -1};
   char resolved[PATH_MAX];
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
-  int have_actions = 0, have_attr = 0;
-  if (!file || !argv || failed) { err = ENOMEM; goto done; }
-  const char *path = file;
-  if (!strchr(file, '/')) {
-    err = lookup(file, envp, cwd, resolved, sizeof resolved);
+  int have_actions = 0, have_attr = 0, err = 0;
+  const char *path = job->file;
+  job->pidfd = -1;
+  if (!strchr(job->file, '/')) {
+    err = lookup(job->file, job->envp, job->cwd, resolved, sizeof resolved);
     if (err) goto done;
     path = resolved;
   }
@@ -200,9 +213,9 @@ static napi_value spawn(napi_env env, napi_callback_info info) {
       (err = posix_spawn_file_actions_adddup2(&actions, out[1], 1)) ||
       (err = posix_spawn_file_actions_adddup2(&actions, errp[1], 2)))
     goto done;
-  if (cwd && (err = posix_spawn_file_actions_addchdir_np(&actions, cwd))) goto done;
-  /* A session (and process group) of its own; Node ignores SIGPIPE and blocks nothing
-     the child should inherit: every signal back to its default, an empty mask. */
+  if (job->cwd && (err = posix_spawn_file_actions_addchdir_np(&actions, job->cwd))) goto done;
+  /* A session (and process group) of its own; Node ignores SIGPIPE and pool threads block
+     every signal: the child gets every signal back at its default and an empty mask. */
   sigset_t all, none;
   /* Every bit, not sigfillset: that leaves out glibc's internal signals (32, 33), which the
      child would otherwise start with ignored, where Node's spawn leaves them at default. */
@@ -212,63 +225,114 @@ static napi_value spawn(napi_env env, napi_callback_info info) {
   posix_spawnattr_setsigmask(&attr, &none);
   if ((err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)))
     goto done;
-  pid_t pid;
-  if ((err = posix_spawn(&pid, path, &actions, &attr, argv, envp ? envp : environ))) goto done;
-  close(out[1]);
-  close(errp[1]);
-  out[1] = errp[1] = -1;
-  fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
-  fcntl(errp[0], F_SETFL, fcntl(errp[0], F_GETFL) | O_NONBLOCK);
+  if ((err = posix_spawn(&job->pid, path, &actions, &attr, job->argv, job->envp ? job->envp : environ))) goto done;
   /* Our unreaped child: its pidfd is valid even if it already exited. */
-  int pidfd = pidfd_open_(pid);
-  watch_t *w = calloc(1, sizeof *w);
-  uv_loop_t *loop = NULL;
-  napi_get_uv_event_loop(env, &loop);
-  if (pidfd < 0 || !w || !loop || uv_poll_init(loop, &w->poll, pidfd) != 0) {
+  job->pidfd = pidfd_open_(job->pid);
+  if (job->pidfd < 0) {
     /* Cannot watch it: do not leave it running unseen. */
-    err = pidfd < 0 ? errno : ENOMEM;
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    if (pidfd >= 0) close(pidfd);
-    free(w);
-    close(out[0]);
-    close(errp[0]);
-    out[0] = errp[0] = -1;
+    err = errno;
+    kill(job->pid, SIGKILL);
+    waitpid(job->pid, NULL, 0);
     goto done;
   }
-  w->env = env;
-  w->pidfd = pidfd;
-  w->pid = pid;
-  w->poll.data = w;
-  napi_create_reference(env, args[4], 1, &w->callback);
-  napi_value name;
-  napi_create_string_utf8(env, "probelet:spawn", NAPI_AUTO_LENGTH, &name);
-  napi_async_init(env, NULL, name, &w->context);
-  w->next = watches;
-  if (watches) watches->prev = w;
-  watches = w;
-  uv_poll_start(&w->poll, UV_READABLE, on_readable);
-  napi_value items[3];
-  napi_create_int32(env, pid, &items[0]);
-  napi_create_int32(env, out[0], &items[1]);
-  napi_create_int32(env, errp[0], &items[2]);
-  napi_create_array_with_length(env, 3, &result);
-  for (uint32_t i = 0; i < 3; i++) napi_set_element(env, result, i, items[i]);
+  fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+  fcntl(errp[0], F_SETFL, fcntl(errp[0], F_GETFL) | O_NONBLOCK);
+  job->out = out[0];
+  job->errfd = errp[0];
+  out[0] = errp[0] = -1;
 done:
   if (have_actions) posix_spawn_file_actions_destroy(&actions);
   if (have_attr) posix_spawnattr_destroy(&attr);
-  if (err) {
-    for (int i = 0; i < 2; i++) {
-      if (out[i] >= 0) close(out[i]);
-      if (errp[i] >= 0) close(errp[i]);
-    }
-    napi_create_int32(env, -err, &result);
+  for (int i = 0; i < 2; i++) {
+    if (out[i] >= 0) close(out[i]);
+    if (errp[i] >= 0) close(errp[i]);
   }
-  free(file);
-  free(cwd);
-  free_strings(argv);
-  free_strings(envp);
-  return result;
+  job->err = err;
+}
+
+/* Back on the JS thread: watch the exit, then onStart(0, pid, stdoutFd, stderrFd) or onStart(-errno). */
+static void complete(napi_env env, napi_status status, void *data) {
+  job_t *job = (job_t *)data;
+  if (status != napi_ok && !job->err) job->err = ECANCELED;
+  watch_t *w = NULL;
+  if (!job->err) {
+    uv_loop_t *loop = NULL;
+    napi_get_uv_event_loop(env, &loop);
+    w = calloc(1, sizeof *w);
+    if (!w || !loop || uv_poll_init(loop, &w->poll, job->pidfd) != 0) {
+      job->err = ENOMEM;
+      kill(job->pid, SIGKILL);
+      waitpid(job->pid, NULL, 0);
+      close(job->pidfd);
+      close(job->out);
+      close(job->errfd);
+      free(w);
+      w = NULL;
+    }
+  }
+  if (w) {
+    w->env = env;
+    w->pidfd = job->pidfd;
+    w->pid = job->pid;
+    w->poll.data = w;
+    w->callback = job->on_exit;
+    job->on_exit = NULL;
+    napi_value name;
+    napi_create_string_utf8(env, "probelet:spawn", NAPI_AUTO_LENGTH, &name);
+    napi_async_init(env, NULL, name, &w->context);
+    w->next = watches;
+    if (watches) watches->prev = w;
+    watches = w;
+    uv_poll_start(&w->poll, UV_READABLE, on_readable);
+  }
+  napi_handle_scope scope;
+  napi_open_handle_scope(env, &scope);
+  napi_value callback, global, argv[4], result;
+  napi_get_reference_value(env, job->on_start, &callback);
+  napi_get_global(env, &global);
+  napi_create_int32(env, -job->err, &argv[0]);
+  napi_create_int32(env, job->err ? 0 : job->pid, &argv[1]);
+  napi_create_int32(env, job->err ? -1 : job->out, &argv[2]);
+  napi_create_int32(env, job->err ? -1 : job->errfd, &argv[3]);
+  napi_call_function(env, global, callback, 4, argv, &result);
+  napi_close_handle_scope(env, scope);
+  napi_delete_async_work(env, job->work);
+  free_job(env, job);
+}
+
+static napi_value throw_error(napi_env env, const char *message) {
+  napi_throw_error(env, NULL, message);
+  return NULL;
+}
+
+static napi_value spawn(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value args[6];
+  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
+  if (argc < 6) return throw_error(env, "spawn(file, argv, env, cwd, onStart, onExit)");
+  job_t *job = calloc(1, sizeof *job);
+  if (!job) return throw_error(env, "spawn: out of memory");
+  int failed = 0;
+  job->file = get_string(env, args[0]);
+  job->argv = get_strings(env, args[1], &failed);
+  job->envp = get_strings(env, args[2], &failed);
+  napi_valuetype cwd_type;
+  napi_typeof(env, args[3], &cwd_type);
+  job->cwd = cwd_type == napi_string ? get_string(env, args[3]) : NULL;
+  napi_create_reference(env, args[4], 1, &job->on_start);
+  napi_create_reference(env, args[5], 1, &job->on_exit);
+  if (!job->file || !job->argv || failed) {
+    free_job(env, job);
+    return throw_error(env, "spawn: bad arguments");
+  }
+  napi_value name;
+  napi_create_string_utf8(env, "probelet:spawn", NAPI_AUTO_LENGTH, &name);
+  if (napi_create_async_work(env, NULL, name, execute, complete, job, &job->work) != napi_ok ||
+      napi_queue_async_work(env, job->work) != napi_ok) {
+    free_job(env, job);
+    return throw_error(env, "spawn: cannot queue");
+  }
+  return NULL;
 }
 
 NAPI_MODULE_INIT() {

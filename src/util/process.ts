@@ -15,7 +15,7 @@
  * - Exit code is the code, or 128 + signal number when a signal ended the process
  *   (SIGKILL → 137, SIGTERM → 143), as container runtimes report it.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { getSystemErrorMap } from 'node:util';
@@ -355,16 +355,37 @@ function turnPidMark(): PidMark | undefined {
 function pidMark(): PidMark | undefined {
   try {
     // "0.12 0.34 0.56 2/345 6789": running/total tasks, then the last pid (of our namespace).
-    const load = readFileSync('/proc/loadavg', 'latin1').trim().split(/\s+/);
+    const load = readProc('/proc/loadavg').trim().split(/\s+/);
     const tasks = Number(load[3]?.split('/')[1]);
     const lastPid = Number(load[4]);
     // "processes N": tasks created since boot, threads included (every one takes a pid).
-    const forks = Number(/^processes (\d+)$/m.exec(readFileSync('/proc/stat', 'latin1'))?.[1]);
-    const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'latin1'));
+    const forks = Number(/^processes (\d+)$/m.exec(readProc('/proc/stat'))?.[1]);
+    const pidMax = Number(readProc('/proc/sys/kernel/pid_max'));
     const valid = [tasks, lastPid, forks, pidMax].every((n) => Number.isSafeInteger(n) && n >= 0);
     return valid ? { lastPid, tasks, forks, pidMax } : undefined;
   } catch {
     return undefined;
+  }
+}
+
+const procFds = new Map<string, number>();
+let procBuffer = Buffer.alloc(16 * 1024);
+
+/**
+ * A /proc file read afresh through a descriptor kept open: `pread` at offset 0 makes the
+ * kernel generate it again, at a fifth of the cost of open + fstat + read + close (two pid
+ * marks per command were ≈ 0.13 ms of the ≈ 1 ms an exec probe costs).
+ */
+function readProc(path: string): string {
+  let fd = procFds.get(path);
+  if (fd === undefined) {
+    fd = openSync(path, 'r');
+    procFds.set(path, fd);
+  }
+  for (;;) {
+    const n = readSync(fd, procBuffer, 0, procBuffer.length, 0);
+    if (n < procBuffer.length) return procBuffer.toString('latin1', 0, n);
+    procBuffer = Buffer.alloc(procBuffer.length * 2); // /proc/stat of a machine with many CPUs
   }
 }
 
