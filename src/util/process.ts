@@ -394,8 +394,9 @@ function readProc(path: string): string {
  * of `rootPid`, whose leader has exited and been reaped: false only when that is proven.
  *
  * The scan starts from the processes in the leader's group or session (and follows their
- * children). If the group has a member, the answer is yes at once. A process can only be
- * in the session (or the group) by descending from the leader, so it was created after
+ * children). (`kill(-group, 0)` is not asked first: its usual answer, ESRCH, is a thrown
+ * exception in Node, ≈ 30 µs a command, and the window below finds group members too.)
+ * A process can only be in the session (or the group) by descending from the leader, so it was created after
  * `mark` (taken before the leader's fork). Linux hands out pids cyclically — each new pid
  * is the next free number after the last one — so every pid created since `mark` lies
  * between `mark.lastPid` and the current last pid, going round at `pid_max`, unless the
@@ -407,13 +408,6 @@ function readProc(path: string): string {
  */
 function treeMayRemain(rootPid: number, mark: PidMark | undefined): boolean {
   if (!Number.isInteger(rootPid) || rootPid <= 1) return true;
-  try {
-    process.kill(-rootPid, 0);
-    return true; // the group has a member
-  } catch (err) {
-    // EPERM: a member we may not signal — still a member.
-    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') return true;
-  }
   if (mark === undefined) return true;
   let now = pidMark();
   if (now === undefined) return true;
