@@ -175,8 +175,11 @@ function watchChild(child: StartedProcess, options: SpawnGroupOptions, mark: Pid
   let exitSignal: NodeJS.Signals | null = null;
   let drainTimer: unknown;
 
-  // Settles once the leader was reaped and both pipes are closed (at their end, or by the drain grace).
-  const exited = Promise.all([new Promise<void>((resolve) => child.onExit(() => resolve())), stdout.closed, stderr.closed]).then(
+  let resolveSwept: (swept: Promise<void>) => void = () => undefined;
+  const swept = new Promise<void>((resolve) => (resolveSwept = resolve));
+  // Settles once the leader was reaped, what was left of its tree killed, and both pipes are
+  // closed (at their end, or by the drain grace).
+  const exited = Promise.all([swept, stdout.closed, stderr.closed]).then(
     (): ProcessExit => {
       if (drainTimer !== undefined) clock.clearTimeout(drainTimer);
       return { exitCode, signal: exitSignal, stdout: stdout.kept(), stderr: stderr.kept() };
@@ -190,7 +193,7 @@ function watchChild(child: StartedProcess, options: SpawnGroupOptions, mark: Pid
     // The leader is gone: end the rest of its tree, as a PID namespace would. Usually
     // nothing is left, which a few cheap reads can prove (see treeMayRemain); the full
     // freeze-scan-kill reads all of /proc, several milliseconds with the event loop blocked.
-    if (treeMayRemain(pid, mark)) killProcessTree(pid, 'SIGKILL');
+    resolveSwept(killLeftoversAfterTurn(pid, mark));
     drainTimer = clock.setTimeout(() => {
       drainTimer = undefined;
       child.stdout.destroy();
@@ -406,26 +409,20 @@ function readProc(path: string): string {
  * than the `created` tasks since `mark` — checked, else the answer is yes. So only the few
  * processes with pids in that window need their /proc stat read. Yes whenever unsure.
  */
-function treeMayRemain(rootPid: number, mark: PidMark | undefined): boolean {
+function treeMayRemain(rootPid: number, mark: PidMark | undefined, survey: ProcSurvey): boolean {
   if (!Number.isInteger(rootPid) || rootPid <= 1) return true;
   if (mark === undefined) return true;
-  let now = pidMark();
+  let now = survey.mark();
   if (now === undefined) return true;
-  let candidates: number[];
+  let candidates: readonly number[] | undefined;
   if (windowSize(mark, now) <= SMALL_WINDOW) {
     // Few pids were created since the mark: trying each costs less than listing /proc.
     candidates = windowPids(mark.lastPid, now.lastPid, now.pidMax);
   } else {
-    try {
-      candidates = readdirSync('/proc')
-        .filter((name) => /^\d+$/.test(name))
-        .map(Number);
-    } catch {
-      return true;
-    }
-    // After the listing, so that the window covers every process listed.
-    now = pidMark();
-    if (now === undefined) return true;
+    candidates = survey.listing();
+    // Taken after the listing, so that the window covers every process listed.
+    now = survey.markAfterListing();
+    if (candidates === undefined || now === undefined) return true;
   }
   if (now.pidMax !== mark.pidMax) return true;
   const created = now.forks - mark.forks;
@@ -440,6 +437,71 @@ function treeMayRemain(rootPid: number, mark: PidMark | undefined): boolean {
     if (entry && (entry.sid === rootPid || entry.pgid === rootPid)) return true;
   }
   return false;
+}
+
+/**
+ * What {@link treeMayRemain} reads of the whole system, read once for every leader whose exit
+ * is checked together. Valid for a leader reaped before it was read: the pid mark then covers
+ * every pid its tree took; and a listing of /proc then holds every member of its tree, or none
+ * exists (with the leader gone, only a member alive at the listing can create another).
+ */
+class ProcSurvey {
+  private now: PidMark | undefined | null = null;
+  private listed: number[] | undefined | null = null;
+  private afterListing: PidMark | undefined | null = null;
+
+  mark(): PidMark | undefined {
+    if (this.now === null) this.now = pidMark();
+    return this.now;
+  }
+
+  listing(): readonly number[] | undefined {
+    if (this.listed === null) {
+      try {
+        this.listed = readdirSync('/proc')
+          .filter((name) => /^\d+$/.test(name))
+          .map(Number);
+      } catch {
+        this.listed = undefined;
+      }
+      this.afterListing = pidMark();
+    }
+    return this.listed;
+  }
+
+  markAfterListing(): PidMark | undefined {
+    this.listing();
+    return this.afterListing ?? undefined;
+  }
+}
+
+let exitBatch: Array<{ pid: number; mark: PidMark | undefined; done: () => void }> | undefined;
+
+/**
+ * Checks the tree of a reaped leader for leftovers (and kills them) once the exits of this
+ * turn of the event loop have all been seen, with one {@link ProcSurvey} for all of them:
+ * when 1,000 containers exit together, each window holds the others' pids and listing /proc
+ * for every exit was 1,000 listings of ≈ 1,000 entries (≈ 0.5 s of a shutdown).
+ */
+function killLeftoversAfterTurn(pid: number, mark: PidMark | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (exitBatch === undefined) {
+      exitBatch = [];
+      setImmediate(checkExitBatch);
+    }
+    exitBatch.push({ pid, mark, done: resolve });
+  });
+}
+
+function checkExitBatch(): void {
+  const batch = exitBatch ?? [];
+  exitBatch = undefined;
+  // Every leader of the batch was reaped before this: one survey is valid for all.
+  const survey = new ProcSurvey();
+  for (const { pid, mark, done } of batch) {
+    if (treeMayRemain(pid, mark, survey)) killProcessTree(pid, 'SIGKILL');
+    done();
+  }
 }
 
 let statsThisTurn: Map<number, ProcEntry | undefined> | undefined;

@@ -61,6 +61,8 @@ describe.each(PRIMITIVES)('hostile exec commands (%s spawn)', (primitive) => {
     env = tagged().env;
     await probeExec(runner, 'c', ['true'], 30_000); // starts the spawner (Node spawn)
     expect(await lease.ready()).toBe(viaSpawner); // from now on, commands run in it
+    // One command in it: the descriptors it keeps open for good (/proc files) count in the baseline.
+    await probeExec(runner, 'c', ['true'], 30_000);
     const pids = spawnerPids();
     expect(pids).toHaveLength(viaSpawner ? 1 : 0);
     spawner = pids[0] ?? 0;
