@@ -74,6 +74,11 @@ function loadAddon(): SpawnAddon | null {
   return addon;
 }
 
+/** Whether the addon was built and loads here (whatever PROBELET_NATIVE_SPAWN says). */
+export function nativeAddonLoaded(): boolean {
+  return loadAddon() !== null;
+}
+
 /** The primitive the next start will use. */
 export function currentPrimitive(): PrimitiveName {
   return process.env.PROBELET_NATIVE_SPAWN !== '0' && loadAddon() !== null ? 'native' : 'node';

@@ -6,10 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { runProcess, spawnGroup } from '../../src/util/process.js';
 import { currentPrimitive } from '../../src/util/spawn-primitive.js';
-import { PRIMITIVES, usePrimitive } from '../helpers/primitive.js';
+import { NATIVE_SKIP_REASON, NATIVE_TESTED, PRIMITIVES, usePrimitive } from '../helpers/primitive.js';
 
 describe('choice of primitive', () => {
-  it('the addon is built by npm ci and loads (CI builds it); PROBELET_NATIVE_SPAWN=0 forces Node spawn', () => {
+  it.skipIf(!NATIVE_TESTED)(`the addon is built by npm ci and loads; PROBELET_NATIVE_SPAWN=0 forces Node spawn${NATIVE_SKIP_REASON}`, () => {
     const saved = process.env.PROBELET_NATIVE_SPAWN;
     try {
       delete process.env.PROBELET_NATIVE_SPAWN;

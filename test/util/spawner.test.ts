@@ -11,7 +11,7 @@ import { FakeClock } from '../../src/util/clock.js';
 import { runProcess } from '../../src/util/process.js';
 import { MAX_DEATHS, openSpawner } from '../../src/util/spawner.js';
 import { aliveWithMarker, eventually, isAlive, useProcessMarkers } from '../helpers/processes.js';
-import { usePrimitive } from '../helpers/primitive.js';
+import { NATIVE_SKIP_REASON, NATIVE_TESTED, usePrimitive } from '../helpers/primitive.js';
 import { spawnerPids } from '../helpers/spawner.js';
 
 const tagged = useProcessMarkers();
@@ -150,7 +150,7 @@ describe('spawner (the fallback: Node spawn forced)', () => {
   });
 });
 
-describe('spawner with the native spawn primitive', () => {
+describe.skipIf(!NATIVE_TESTED)(`spawner with the native spawn primitive${NATIVE_SKIP_REASON}`, () => {
   usePrimitive('native');
 
   it('starts commands directly from this process: no spawner process, same results', async () => {
