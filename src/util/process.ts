@@ -15,7 +15,7 @@
  * - Exit code is the code, or 128 + signal number when a signal ended the process
  *   (SIGKILL → 137, SIGTERM → 143), as container runtimes report it.
  */
-import { openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants as fsConstants, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { getSystemErrorMap } from 'node:util';
@@ -607,11 +607,27 @@ function readProcTable(): ProcEntry[] {
   return table;
 }
 
+const statBuffer = Buffer.allocUnsafe(4096);
+
+/**
+ * A /proc/<pid>/stat in one read into a shared buffer: less than half the CPU of readFileSync
+ * (no fstat, no buffer per call), which this is called for every pid of an exit's window.
+ */
+function readStatText(path: string): string {
+  const fd = openSync(path, fsConstants.O_RDONLY);
+  try {
+    const n = readSync(fd, statBuffer, 0, statBuffer.length, 0);
+    return n < statBuffer.length ? statBuffer.toString('latin1', 0, n) : readFileSync(path, 'latin1');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Parses /proc/<pid>/stat; `comm` may hold spaces and parentheses, so fields start after the last `)`. */
 function readStat(pid: string): ProcEntry | undefined {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    text = readStatText(`/proc/${pid}/stat`);
   } catch {
     return undefined;
   }
