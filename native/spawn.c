@@ -65,18 +65,23 @@ static void free_watch(uv_handle_t *handle) {
 }
 
 static void on_readable(uv_poll_t *poll, int status, int events) {
+  (void)status;
   (void)events;
   watch_t *w = (watch_t *)poll->data;
   siginfo_t info;
   memset(&info, 0, sizeof info);
-  if (status == 0 && waitid((idtype_t)P_PIDFD, (id_t)w->pidfd, &info, WEXITED | WNOHANG) != 0) {
-    if (errno != ECHILD) return;
-  } else if (status == 0 && info.si_pid == 0) {
-    return; /* not exited yet */
-  }
   int code = 0, sig = 0;
-  if (info.si_code == CLD_EXITED) code = info.si_status;
-  else if (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) sig = info.si_status;
+  if (waitid((idtype_t)P_PIDFD, (id_t)w->pidfd, &info, WEXITED | WNOHANG) == 0) {
+    if (info.si_pid == 0) return; /* not exited yet */
+    if (info.si_code == CLD_EXITED) code = info.si_status;
+    else sig = info.si_status; /* CLD_KILLED, CLD_DUMPED */
+  } else if (errno == ECHILD) {
+    /* Reaped by someone else in this process (a waitpid(-1)): the status is lost. Report a
+       kill, never a success that did not happen. */
+    sig = SIGKILL;
+  } else {
+    return;
+  }
   uv_poll_stop(poll);
   unlink_watch(w);
   napi_env env = w->env;
