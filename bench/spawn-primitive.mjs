@@ -10,7 +10,8 @@
  * - `node spawn, spawner`: through the spawner process (util/spawner.ts), Node's spawn there;
  * - `native, engine`: util/process.ts with the posix_spawn addon, from this process;
  * - `raw addon`: the addon alone (no process.ts), the floor.
- * Also the longest time one start held the event loop (the call itself, up to the exec).
+ * Also the CPU of the event loop's thread alone, and the longest time one start held the event
+ * loop (the call itself, up to the exec).
  * Run after `npm run build`.
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -26,6 +27,12 @@ for (let i = 0; i < Number(values['ballast-mb']); i++) ballast.push(Buffer.alloc
 const { runProcess } = await import('../dist/util/process.js');
 const { openSpawner } = await import('../dist/util/spawner.js');
 const addon = createRequire(import.meta.url)('../build/Release/probelet_spawn.node');
+
+/** ms of CPU of this process's main thread (the event loop's). */
+function loopThreadMs() {
+  const f = readFileSync(`/proc/self/task/${process.pid}/stat`, 'latin1').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
 
 /** ms of CPU of this process and its reaped children, plus live children (the spawner). */
 function cpuMs() {
@@ -60,6 +67,7 @@ async function measure(name, primitive, one) {
   process.env.PROBELET_NATIVE_SPAWN = primitive === 'native' ? '1' : '0';
   for (let i = 0; i < 20; i++) await one(); // warm-up (starts the spawner)
   const cpu0 = cpuMs();
+  const loop0 = loopThreadMs();
   const t0 = performance.now();
   let maxBlockMs = 0;
   for (let i = 0; i < N; i++) {
@@ -71,6 +79,7 @@ async function measure(name, primitive, one) {
   const row = {
     way: name,
     cpuMsPerStart: +((cpuMs() - cpu0) / N).toFixed(3),
+    loopThreadMsPerStart: +((loopThreadMs() - loop0) / N).toFixed(3),
     wallMsPerStart: +((performance.now() - t0) / N).toFixed(3),
     maxLoopBlockMs: +maxBlockMs.toFixed(2),
     rssMB: Math.round(process.memoryUsage().rss / 1e6),
