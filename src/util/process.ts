@@ -6,7 +6,9 @@
  *   with everything it started. Descendants that moved to another group or session are
  *   found through /proc (parent links, and the session id they keep) and killed too.
  * - When the group leader exits, whatever is left of its tree is killed, like the kernel
- *   tears down a container's PID namespace when its init dies. Nothing outlives a run.
+ *   tears down a container's PID namespace when its init dies. Nothing outlives a run:
+ *   with the native primitive, a process that escaped the tree (setsid'd, then orphaned) but
+ *   still holds the command's stdout or stderr is found through the pipe and killed too.
  * - stdout and stderr are read as they stream; only the first `maxOutputBytes` of each
  *   are kept and the rest is read and dropped, so a flood costs neither memory nor a
  *   child blocked on a full pipe.
@@ -15,7 +17,17 @@
  * - Exit code is the code, or 128 + signal number when a signal ended the process
  *   (SIGKILL → 137, SIGTERM → 143), as container runtimes report it.
  */
-import { closeSync, constants as fsConstants, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants as fsConstants,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  statSync,
+} from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { getSystemErrorMap } from 'node:util';
@@ -196,6 +208,11 @@ function watchChild(child: StartedProcess, options: SpawnGroupOptions, mark: Pid
     resolveSwept(killLeftoversAfterTurn(pid, mark));
     drainTimer = clock.setTimeout(() => {
       drainTimer = undefined;
+      // Still open: a process that left the tree before it was killed (setsid'd, then
+      // orphaned) holds them. The pipe still names it, in /proc/<pid>/fd.
+      const [outFd, errFd] = child.pipeFds ?? [];
+      const open = [stdout.isOpen() ? outFd : undefined, stderr.isOpen() ? errFd : undefined];
+      killPipeHolders(open.filter((fd) => fd !== undefined));
       child.stdout.destroy();
       child.stderr.destroy();
     }, PIPE_DRAIN_GRACE_MS);
@@ -225,6 +242,8 @@ interface Capture {
   kept(): Buffer;
   /** Resolves once the stream closed (its end read, or destroyed). */
   closed: Promise<void>;
+  /** Until closed: its descriptor is still ours (not closed, so not re-used either). */
+  isOpen(): boolean;
 }
 
 /** Reads a stream to its end, keeping its first `limit` bytes and dropping the rest. */
@@ -236,7 +255,13 @@ function capture(
 ): Capture {
   const chunks: Buffer[] = [];
   let size = 0;
-  const closed = new Promise<void>((resolve) => stream.once('close', () => resolve()));
+  let open = true;
+  const closed = new Promise<void>((resolve) =>
+    stream.once('close', () => {
+      open = false;
+      resolve();
+    }),
+  );
   stream.on('data', (chunk: Buffer) => {
     onOutput?.(name, chunk);
     if (size >= limit) return;
@@ -248,7 +273,7 @@ function capture(
   });
   // A destroyed pipe (drain grace) may report an error; it changes nothing we keep.
   stream.on('error', () => undefined);
-  return { kept: () => Buffer.concat(chunks, size), closed };
+  return { kept: () => Buffer.concat(chunks, size), closed, isOpen: () => open };
 }
 
 function spawnError(message: string, code: string): SpawnError {
@@ -308,6 +333,53 @@ export function killProcessTree(rootPid: number, signal: NodeJS.Signals): void {
     if (!fresh) break;
   }
   sendAll(rootPid, [...frozen.values()], 'SIGKILL');
+}
+
+/**
+ * Kills (with their trees) the processes other than this one that hold one of the pipes
+ * `fds` (this process's ends) open. Called only when a command's pipes outlive its leader and
+ * tree by {@link PIPE_DRAIN_GRACE_MS}: what holds them then escaped the tree — called `setsid`
+ * and was orphaned before the tree was killed — and nothing else links it to the command; a
+ * subreaper (process-wide) or a cgroup per command would be the other ways. Reads every
+ * process's descriptor links: tens of milliseconds, only in that rare case.
+ */
+function killPipeHolders(fds: readonly number[]): void {
+  const wanted = new Set<string>();
+  for (const fd of fds) {
+    try {
+      wanted.add(`pipe:[${fstatSync(fd).ino}]`);
+    } catch {
+      // Not open after all: nothing to look for.
+    }
+  }
+  if (wanted.size === 0) return;
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    let links: string[];
+    try {
+      links = readdirSync(`/proc/${name}/fd`);
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    for (const link of links) {
+      let target: string;
+      try {
+        target = readlinkSync(`/proc/${name}/fd/${link}`);
+      } catch {
+        continue;
+      }
+      if (wanted.has(target)) {
+        killProcessTree(Number(name), 'SIGKILL');
+        break;
+      }
+    }
+  }
 }
 
 function sendAll(rootPid: number, tree: readonly ProcEntry[], signal: NodeJS.Signals): void {

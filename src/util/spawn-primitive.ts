@@ -32,6 +32,11 @@ export interface StartedProcess {
   readonly pid: number;
   readonly stdout: Readable;
   readonly stderr: Readable;
+  /**
+   * This process's descriptors of the stdout and stderr pipes (native only: Node's are
+   * socketpairs, whose other end /proc does not name). Valid while the stream is open.
+   */
+  readonly pipeFds?: readonly [stdout: number, stderr: number];
   /** Called once, after the leader was reaped. */
   onExit(listener: (exit: PrimitiveExit) => void): void;
 }
@@ -124,6 +129,7 @@ function startNative(native: SpawnAddon, { argv, env, cwd }: PrimitiveOptions): 
           pid,
           stdout: new Socket({ fd: outFd, readable: true, writable: false }),
           stderr: new Socket({ fd: errFd, readable: true, writable: false }),
+          pipeFds: [outFd, errFd],
           onExit: exit.listen,
         });
       },
