@@ -19,7 +19,7 @@ const realTimeRestrictions = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'build/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

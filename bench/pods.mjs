@@ -10,7 +10,7 @@
  *               SIGTERM, so this is all probelet's own shutdown cost)
  *
  * probelet is driven through its CLI (`-o json`), as a user runs it; one JSON line per run,
- * then a table and the ratio.
+ * then a table and the ratio. `--cpu-prof` writes probelet's CPU profile to bench/profiles/.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +21,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../bin/probelet.js', import.meta.url));
+const PROFILE_DIR = fileURLToPath(new URL('./profiles/', import.meta.url));
 /** Every phase must end within this long, else the run is killed and reported as failed. */
 const PHASE_LIMIT_MS = 120_000;
 
@@ -73,12 +74,14 @@ async function listen() {
  * @param {number} n
  * @param {number} port
  * @param {string} dir
+ * @param {boolean} cpuProf
  */
-async function runProbelet(n, port, dir) {
+async function runProbelet(n, port, dir, cpuProf) {
   const file = join(dir, 'pods.json');
   writeFileSync(file, JSON.stringify(podList(n, port)));
   const t0 = performance.now();
-  const child = spawn(process.execPath, [BIN, 'run', file, '--listen', '127.0.0.1:0', '-o', 'json'], {
+  const profile = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=probelet-pods-${Date.now()}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...profile, BIN, 'run', file, '--listen', '127.0.0.1:0', '-o', 'json'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -169,11 +172,12 @@ function table(runs) {
  */
 export async function benchPods(argv) {
   const n = argv[0] !== undefined && /^\d+$/.test(argv[0]) ? Number(argv[0]) : 1000;
+  const cpuProf = argv.includes('--cpu-prof');
   const dir = mkdtempSync(join(tmpdir(), 'probelet-bench-pods-'));
   const target = await listen();
   try {
     const runs = [];
-    runs.push(await runProbelet(n, target.port, dir));
+    runs.push(await runProbelet(n, target.port, dir, cpuProf));
     process.stdout.write(`${JSON.stringify(runs[0])}\n`);
     runs.push(await runBaseline(n, target.port));
     process.stdout.write(`${JSON.stringify(runs[1])}\n`);

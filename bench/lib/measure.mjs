@@ -43,7 +43,11 @@ export function childrenCpuSeconds() {
 /** Peak resident set of this process's live children (a spawner process), in MB. */
 export function childrenMaxRssMB() {
   let kib = 0;
+  const ownSize = statFields('self')?.[20];
   for (const pid of liveChildren()) {
+    // A child started by posix_spawn (CLONE_VM | CLONE_VFORK) shares this process's memory
+    // until its exec, and reports this process's peak as its own: not a footprint of its own.
+    if (ownSize !== undefined && statFields(pid)?.[20] === ownSize) continue;
     try {
       const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
       kib += Number(match?.[1] ?? 0);

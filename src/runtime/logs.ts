@@ -5,7 +5,8 @@
  * disk read. stdout and stderr are interleaved as they arrived, raw (no CRI log-line
  * framing): the file is for people, not for a log shipper.
  */
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, open, openSync, writeSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 /** Default bytes of output kept in memory per container. */
@@ -38,7 +39,24 @@ export function containerLogPath(
 /** Creates the log file (and its directories) for appending; throws when that is impossible. */
 export function openContainerLog(path: string, tailBytes: number = DEFAULT_LOG_TAIL_BYTES): ContainerLog {
   mkdirSync(dirname(path), { recursive: true });
-  let fd: number | undefined = openSync(path, 'a');
+  return containerLog(path, openSync(path, 'a'), tailBytes);
+}
+
+/**
+ * {@link openContainerLog} with the directories and the file created on libuv's pool: when
+ * 1,000 containers start at once, 2,000 `mkdir`s and 1,000 `open`s took ≈ 0.6 s of the event
+ * loop; there they overlap with the rest of the starts. Rejects when that is impossible.
+ */
+export async function openContainerLogAsync(path: string, tailBytes: number = DEFAULT_LOG_TAIL_BYTES): Promise<ContainerLog> {
+  await mkdir(dirname(path), { recursive: true });
+  const fd = await new Promise<number>((resolve, reject) =>
+    open(path, 'a', (err, opened) => (err ? reject(err) : resolve(opened))),
+  );
+  return containerLog(path, fd, tailBytes);
+}
+
+function containerLog(path: string, opened: number, tailBytes: number): ContainerLog {
+  let fd: number | undefined = opened;
   const limit = Math.max(0, tailBytes);
   const chunks: Buffer[] = [];
   let size = 0;

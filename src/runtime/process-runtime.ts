@@ -21,7 +21,7 @@ import { openSpawner, type Spawner } from '../util/spawner.js';
 import { baseEnvironment, expandCommandLine, podHostname, resolveContainerEnv } from './env.js';
 import { execInContainer } from './exec.js';
 import { containerFieldPath, runtimeInputError } from './input-error.js';
-import { containerLogPath, openContainerLog, type ContainerLog } from './logs.js';
+import { containerLogPath, openContainerLogAsync, type ContainerLog } from './logs.js';
 import type {
   ContainerEvent,
   ContainerRuntime,
@@ -255,7 +255,7 @@ export class ProcessRuntime implements ContainerRuntime {
   private async launch(plan: LaunchPlan): Promise<RuntimeContainerStatus> {
     let log: ContainerLog;
     try {
-      log = openContainerLog(plan.logPath, this.logTailBytes);
+      log = await openContainerLogAsync(plan.logPath, this.logTailBytes);
     } catch (err) {
       return this.failStart(plan, undefined, `failed to create container log file: ${errorText(err)}`);
     }

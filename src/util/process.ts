@@ -6,7 +6,9 @@
  *   with everything it started. Descendants that moved to another group or session are
  *   found through /proc (parent links, and the session id they keep) and killed too.
  * - When the group leader exits, whatever is left of its tree is killed, like the kernel
- *   tears down a container's PID namespace when its init dies. Nothing outlives a run.
+ *   tears down a container's PID namespace when its init dies. Nothing outlives a run:
+ *   with the native primitive, a process that escaped the tree (setsid'd, then orphaned) but
+ *   still holds the command's stdout or stderr is found through the pipe and killed too.
  * - stdout and stderr are read as they stream; only the first `maxOutputBytes` of each
  *   are kept and the rest is read and dropped, so a flood costs neither memory nor a
  *   child blocked on a full pipe.
@@ -15,12 +17,22 @@
  * - Exit code is the code, or 128 + signal number when a signal ended the process
  *   (SIGKILL → 137, SIGTERM → 143), as container runtimes report it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants as fsConstants,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  statSync,
+} from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { getSystemErrorMap } from 'node:util';
 import { realClock, type Clock } from './clock.js';
+import { startProcess, type StartedProcess } from './spawn-primitive.js';
 
 /** Default bytes kept of each stream when the caller does not say. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -146,121 +158,111 @@ export function endedByTimeout(fired: boolean, exit: ProcessExit): boolean {
  * has started; rejects with a {@link SpawnError} when it could not be started.
  */
 export function spawnGroup(options: SpawnGroupOptions): Promise<ProcessGroup> {
-  return new Promise<ProcessGroup>((resolve, reject) => {
-    const [file, ...args] = options.argv;
-    if (file === undefined || file === '') {
-      reject(spawnError('exec: no command', 'ENOENT'));
-      return;
-    }
-    // Before the fork, so that the leader and all it will start come after this mark.
-    const mark = turnPidMark();
-    let child: ChildProcess;
-    try {
-      child = spawn(file, args, {
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: options.env ?? process.env,
-        cwd: options.cwd,
-        windowsHide: true,
-      });
-    } catch (err) {
-      reject(describeSpawnError(err, file, options.cwd));
-      return;
-    }
-    watchChild(child, file, options, mark, resolve, reject);
-  });
+  const [file, ...args] = options.argv;
+  if (file === undefined || file === '') return Promise.reject(spawnError('exec: no command', 'ENOENT'));
+  // Before the start, so that the leader and all it will start come after this mark.
+  const mark = turnPidMark();
+  let starting: Promise<StartedProcess>;
+  try {
+    starting = startProcess({ argv: [file, ...args], env: options.env, cwd: options.cwd });
+  } catch (err) {
+    return Promise.reject(describeSpawnError(err, file, options.cwd));
+  }
+  return starting.then(
+    (child) => watchChild(child, options, mark),
+    (err: unknown) => {
+      throw describeSpawnError(err, file, options.cwd);
+    },
+  );
 }
 
-function watchChild(
-  child: ChildProcess,
-  file: string,
-  options: SpawnGroupOptions,
-  mark: PidMark | undefined,
-  resolve: (group: ProcessGroup) => void,
-  reject: (err: Error) => void,
-): void {
+function watchChild(child: StartedProcess, options: SpawnGroupOptions, mark: PidMark | undefined): ProcessGroup {
   const clock = options.clock ?? realClock;
   const limit = Math.max(0, options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
   const stdout = capture(child.stdout, 'stdout', limit, options.onOutput);
   const stderr = capture(child.stderr, 'stderr', limit, options.onOutput);
-  let started = false;
-  let running = false;
-  let pid = 0;
+  const pid = child.pid;
+  let running = true;
   let exitCode = 0;
   let exitSignal: NodeJS.Signals | null = null;
   let drainTimer: unknown;
 
-  const exited = new Promise<ProcessExit>((resolveExit) => {
-    child.once('close', () => {
-      if (!started) return;
+  let resolveSwept: (swept: Promise<void>) => void = () => undefined;
+  const swept = new Promise<void>((resolve) => (resolveSwept = resolve));
+  // Settles once the leader was reaped, what was left of its tree killed, and both pipes are
+  // closed (at their end, or by the drain grace).
+  const exited = Promise.all([swept, stdout.closed, stderr.closed]).then(
+    (): ProcessExit => {
       if (drainTimer !== undefined) clock.clearTimeout(drainTimer);
-      resolveExit({ exitCode, signal: exitSignal, stdout: stdout.kept(), stderr: stderr.kept() });
-    });
-  });
+      return { exitCode, signal: exitSignal, stdout: stdout.kept(), stderr: stderr.kept() };
+    },
+  );
 
-  // Errors after start can only come from child.kill(), which we never call; the
-  // listener stays so that no 'error' event is ever unhandled.
-  child.on('error', (err) => {
-    if (!started) reject(describeSpawnError(err, file, options.cwd));
-  });
-
-  child.once('spawn', () => {
-    started = true;
-    running = true;
-    pid = child.pid ?? 0;
-    resolve({
-      get pid() {
-        return pid;
-      },
-      get running() {
-        return running;
-      },
-      exited,
-      kill(signal: NodeJS.Signals = 'SIGKILL') {
-        if (running) killProcessTree(pid, signal);
-      },
-      terminate(graceMs: number) {
-        if (!running) return exited;
-        killProcessTree(pid, 'SIGTERM');
-        const timer = clock.setTimeout(() => {
-          if (running) killProcessTree(pid, 'SIGKILL');
-        }, graceMs);
-        return exited.finally(() => clock.clearTimeout(timer));
-      },
-    });
-  });
-
-  child.once('exit', (code, signal) => {
-    if (!started) return;
+  child.onExit(({ code, signal }) => {
     running = false;
     exitSignal = signal;
     exitCode = code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0);
     // The leader is gone: end the rest of its tree, as a PID namespace would. Usually
     // nothing is left, which a few cheap reads can prove (see treeMayRemain); the full
     // freeze-scan-kill reads all of /proc, several milliseconds with the event loop blocked.
-    if (treeMayRemain(pid, mark)) killProcessTree(pid, 'SIGKILL');
+    resolveSwept(killLeftoversAfterTurn(pid, mark));
     drainTimer = clock.setTimeout(() => {
       drainTimer = undefined;
-      child.stdout?.destroy();
-      child.stderr?.destroy();
+      // Still open: a process that left the tree before it was killed (setsid'd, then
+      // orphaned) holds them. The pipe still names it, in /proc/<pid>/fd.
+      const [outFd, errFd] = child.pipeFds ?? [];
+      const open = [stdout.isOpen() ? outFd : undefined, stderr.isOpen() ? errFd : undefined];
+      killPipeHolders(open.filter((fd) => fd !== undefined));
+      child.stdout.destroy();
+      child.stderr.destroy();
     }, PIPE_DRAIN_GRACE_MS);
   });
+
+  return {
+    pid,
+    get running() {
+      return running;
+    },
+    exited,
+    kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (running) killProcessTree(pid, signal);
+    },
+    terminate(graceMs: number) {
+      if (!running) return exited;
+      killProcessTree(pid, 'SIGTERM');
+      const timer = clock.setTimeout(() => {
+        if (running) killProcessTree(pid, 'SIGKILL');
+      }, graceMs);
+      return exited.finally(() => clock.clearTimeout(timer));
+    },
+  };
 }
 
 interface Capture {
   kept(): Buffer;
+  /** Resolves once the stream closed (its end read, or destroyed). */
+  closed: Promise<void>;
+  /** Until closed: its descriptor is still ours (not closed, so not re-used either). */
+  isOpen(): boolean;
 }
 
 /** Reads a stream to its end, keeping its first `limit` bytes and dropping the rest. */
 function capture(
-  stream: Readable | null,
+  stream: Readable,
   name: OutputStream,
   limit: number,
   onOutput: SpawnGroupOptions['onOutput'],
 ): Capture {
   const chunks: Buffer[] = [];
   let size = 0;
-  stream?.on('data', (chunk: Buffer) => {
+  let open = true;
+  const closed = new Promise<void>((resolve) =>
+    stream.once('close', () => {
+      open = false;
+      resolve();
+    }),
+  );
+  stream.on('data', (chunk: Buffer) => {
     onOutput?.(name, chunk);
     if (size >= limit) return;
     const room = limit - size;
@@ -270,8 +272,8 @@ function capture(
     size += part.length;
   });
   // A destroyed pipe (drain grace) may report an error; it changes nothing we keep.
-  stream?.on('error', () => undefined);
-  return { kept: () => Buffer.concat(chunks, size) };
+  stream.on('error', () => undefined);
+  return { kept: () => Buffer.concat(chunks, size), closed, isOpen: () => open };
 }
 
 function spawnError(message: string, code: string): SpawnError {
@@ -333,6 +335,53 @@ export function killProcessTree(rootPid: number, signal: NodeJS.Signals): void {
   sendAll(rootPid, [...frozen.values()], 'SIGKILL');
 }
 
+/**
+ * Kills (with their trees) the processes other than this one that hold one of the pipes
+ * `fds` (this process's ends) open. Called only when a command's pipes outlive its leader and
+ * tree by {@link PIPE_DRAIN_GRACE_MS}: what holds them then escaped the tree — called `setsid`
+ * and was orphaned before the tree was killed — and nothing else links it to the command; a
+ * subreaper (process-wide) or a cgroup per command would be the other ways. Reads every
+ * process's descriptor links: tens of milliseconds, only in that rare case.
+ */
+function killPipeHolders(fds: readonly number[]): void {
+  const wanted = new Set<string>();
+  for (const fd of fds) {
+    try {
+      wanted.add(`pipe:[${fstatSync(fd).ino}]`);
+    } catch {
+      // Not open after all: nothing to look for.
+    }
+  }
+  if (wanted.size === 0) return;
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    let links: string[];
+    try {
+      links = readdirSync(`/proc/${name}/fd`);
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    for (const link of links) {
+      let target: string;
+      try {
+        target = readlinkSync(`/proc/${name}/fd/${link}`);
+      } catch {
+        continue;
+      }
+      if (wanted.has(target)) {
+        killProcessTree(Number(name), 'SIGKILL');
+        break;
+      }
+    }
+  }
+}
+
 function sendAll(rootPid: number, tree: readonly ProcEntry[], signal: NodeJS.Signals): void {
   const pids = new Set(tree.map((e) => e.pid));
   const groups = new Set<number>([rootPid]);
@@ -381,16 +430,37 @@ function turnPidMark(): PidMark | undefined {
 function pidMark(): PidMark | undefined {
   try {
     // "0.12 0.34 0.56 2/345 6789": running/total tasks, then the last pid (of our namespace).
-    const load = readFileSync('/proc/loadavg', 'latin1').trim().split(/\s+/);
+    const load = readProc('/proc/loadavg').trim().split(/\s+/);
     const tasks = Number(load[3]?.split('/')[1]);
     const lastPid = Number(load[4]);
     // "processes N": tasks created since boot, threads included (every one takes a pid).
-    const forks = Number(/^processes (\d+)$/m.exec(readFileSync('/proc/stat', 'latin1'))?.[1]);
-    const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'latin1'));
+    const forks = Number(/^processes (\d+)$/m.exec(readProc('/proc/stat'))?.[1]);
+    const pidMax = Number(readProc('/proc/sys/kernel/pid_max'));
     const valid = [tasks, lastPid, forks, pidMax].every((n) => Number.isSafeInteger(n) && n >= 0);
     return valid ? { lastPid, tasks, forks, pidMax } : undefined;
   } catch {
     return undefined;
+  }
+}
+
+const procFds = new Map<string, number>();
+let procBuffer = Buffer.alloc(16 * 1024);
+
+/**
+ * A /proc file read afresh through a descriptor kept open: `pread` at offset 0 makes the
+ * kernel generate it again, at a fifth of the cost of open + fstat + read + close (two pid
+ * marks per command were ≈ 0.13 ms of the ≈ 1 ms an exec probe costs).
+ */
+function readProc(path: string): string {
+  let fd = procFds.get(path);
+  if (fd === undefined) {
+    fd = openSync(path, 'r');
+    procFds.set(path, fd);
+  }
+  for (;;) {
+    const n = readSync(fd, procBuffer, 0, procBuffer.length, 0);
+    if (n < procBuffer.length) return procBuffer.toString('latin1', 0, n);
+    procBuffer = Buffer.alloc(procBuffer.length * 2); // /proc/stat of a machine with many CPUs
   }
 }
 
@@ -399,8 +469,9 @@ function pidMark(): PidMark | undefined {
  * of `rootPid`, whose leader has exited and been reaped: false only when that is proven.
  *
  * The scan starts from the processes in the leader's group or session (and follows their
- * children). If the group has a member, the answer is yes at once. A process can only be
- * in the session (or the group) by descending from the leader, so it was created after
+ * children). (`kill(-group, 0)` is not asked first: its usual answer, ESRCH, is a thrown
+ * exception in Node, ≈ 30 µs a command, and the window below finds group members too.)
+ * A process can only be in the session (or the group) by descending from the leader, so it was created after
  * `mark` (taken before the leader's fork). Linux hands out pids cyclically — each new pid
  * is the next free number after the last one — so every pid created since `mark` lies
  * between `mark.lastPid` and the current last pid, going round at `pid_max`, unless the
@@ -410,33 +481,20 @@ function pidMark(): PidMark | undefined {
  * than the `created` tasks since `mark` — checked, else the answer is yes. So only the few
  * processes with pids in that window need their /proc stat read. Yes whenever unsure.
  */
-function treeMayRemain(rootPid: number, mark: PidMark | undefined): boolean {
+function treeMayRemain(rootPid: number, mark: PidMark | undefined, survey: ProcSurvey): boolean {
   if (!Number.isInteger(rootPid) || rootPid <= 1) return true;
-  try {
-    process.kill(-rootPid, 0);
-    return true; // the group has a member
-  } catch (err) {
-    // EPERM: a member we may not signal — still a member.
-    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') return true;
-  }
   if (mark === undefined) return true;
-  let now = pidMark();
+  let now = survey.mark();
   if (now === undefined) return true;
-  let candidates: number[];
+  let candidates: readonly number[] | undefined;
   if (windowSize(mark, now) <= SMALL_WINDOW) {
     // Few pids were created since the mark: trying each costs less than listing /proc.
     candidates = windowPids(mark.lastPid, now.lastPid, now.pidMax);
   } else {
-    try {
-      candidates = readdirSync('/proc')
-        .filter((name) => /^\d+$/.test(name))
-        .map(Number);
-    } catch {
-      return true;
-    }
-    // After the listing, so that the window covers every process listed.
-    now = pidMark();
-    if (now === undefined) return true;
+    candidates = survey.listing();
+    // Taken after the listing, so that the window covers every process listed.
+    now = survey.markAfterListing();
+    if (candidates === undefined || now === undefined) return true;
   }
   if (now.pidMax !== mark.pidMax) return true;
   const created = now.forks - mark.forks;
@@ -451,6 +509,71 @@ function treeMayRemain(rootPid: number, mark: PidMark | undefined): boolean {
     if (entry && (entry.sid === rootPid || entry.pgid === rootPid)) return true;
   }
   return false;
+}
+
+/**
+ * What {@link treeMayRemain} reads of the whole system, read once for every leader whose exit
+ * is checked together. Valid for a leader reaped before it was read: the pid mark then covers
+ * every pid its tree took; and a listing of /proc then holds every member of its tree, or none
+ * exists (with the leader gone, only a member alive at the listing can create another).
+ */
+class ProcSurvey {
+  private now: PidMark | undefined | null = null;
+  private listed: number[] | undefined | null = null;
+  private afterListing: PidMark | undefined | null = null;
+
+  mark(): PidMark | undefined {
+    if (this.now === null) this.now = pidMark();
+    return this.now;
+  }
+
+  listing(): readonly number[] | undefined {
+    if (this.listed === null) {
+      try {
+        this.listed = readdirSync('/proc')
+          .filter((name) => /^\d+$/.test(name))
+          .map(Number);
+      } catch {
+        this.listed = undefined;
+      }
+      this.afterListing = pidMark();
+    }
+    return this.listed;
+  }
+
+  markAfterListing(): PidMark | undefined {
+    this.listing();
+    return this.afterListing ?? undefined;
+  }
+}
+
+let exitBatch: Array<{ pid: number; mark: PidMark | undefined; done: () => void }> | undefined;
+
+/**
+ * Checks the tree of a reaped leader for leftovers (and kills them) once the exits of this
+ * turn of the event loop have all been seen, with one {@link ProcSurvey} for all of them:
+ * when 1,000 containers exit together, each window holds the others' pids and listing /proc
+ * for every exit was 1,000 listings of ≈ 1,000 entries (≈ 0.5 s of a shutdown).
+ */
+function killLeftoversAfterTurn(pid: number, mark: PidMark | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (exitBatch === undefined) {
+      exitBatch = [];
+      setImmediate(checkExitBatch);
+    }
+    exitBatch.push({ pid, mark, done: resolve });
+  });
+}
+
+function checkExitBatch(): void {
+  const batch = exitBatch ?? [];
+  exitBatch = undefined;
+  // Every leader of the batch was reaped before this: one survey is valid for all.
+  const survey = new ProcSurvey();
+  for (const { pid, mark, done } of batch) {
+    if (treeMayRemain(pid, mark, survey)) killProcessTree(pid, 'SIGKILL');
+    done();
+  }
 }
 
 let statsThisTurn: Map<number, ProcEntry | undefined> | undefined;
@@ -556,11 +679,27 @@ function readProcTable(): ProcEntry[] {
   return table;
 }
 
+const statBuffer = Buffer.allocUnsafe(4096);
+
+/**
+ * A /proc/<pid>/stat in one read into a shared buffer: less than half the CPU of readFileSync
+ * (no fstat, no buffer per call), which this is called for every pid of an exit's window.
+ */
+function readStatText(path: string): string {
+  const fd = openSync(path, fsConstants.O_RDONLY);
+  try {
+    const n = readSync(fd, statBuffer, 0, statBuffer.length, 0);
+    return n < statBuffer.length ? statBuffer.toString('latin1', 0, n) : readFileSync(path, 'latin1');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Parses /proc/<pid>/stat; `comm` may hold spaces and parentheses, so fields start after the last `)`. */
 function readStat(pid: string): ProcEntry | undefined {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    text = readStatText(`/proc/${pid}/stat`);
   } catch {
     return undefined;
   }

@@ -16,6 +16,11 @@
  * machine delays the start, never eats into the command's timeout (as Docker measures
  * exec start latency apart from the command).
  *
+ * When the native spawn primitive is available (spawn-primitive.ts: `posix_spawn`, whose cost
+ * does not grow with this process's memory and which blocks only until the exec), there is
+ * no spawner process: every command is started directly, which measured cheaper than the
+ * spawner's own JSON round trip. The spawner is the fallback for when the addon is not built.
+ *
  * Failure handling: if the spawner dies, the trees it was running are killed from here
  * (found through /proc like any tree) and reported as killed (137); commands not started
  * yet go to a new spawner. After {@link MAX_DEATHS} deaths within {@link DEATH_WINDOW_MS}
@@ -39,6 +44,7 @@ import {
   type SpawnGroupOptions,
   type SpawnError,
 } from './process.js';
+import { nativeSpawnAvailable } from './spawn-primitive.js';
 import type { SpawnerReply, SpawnerRequest } from './spawner-protocol.js';
 
 /** Starts process groups; `close()` kills what still runs and stops the spawner process. */
@@ -83,14 +89,16 @@ class HelperSpawner implements Spawner {
 
   spawnGroup(options: SpawnGroupOptions): Promise<ProcessGroup> {
     if (this.closing) return Promise.reject(spawnError('exec: spawner is closed', 'ECANCELED'));
-    if (this.direct || options.onOutput !== undefined || !options.argv[0]) return spawnDirect(options);
+    if (this.direct || nativeSpawnAvailable() || options.onOutput !== undefined || !options.argv[0]) {
+      return spawnDirect(options);
+    }
     return new Promise<ProcessGroup>((resolve, reject) => {
       this.dispatch({ options, resolve, reject, pid: 0, running: false, finish: undefined });
     });
   }
 
   ready(): Promise<boolean> {
-    if (this.direct || this.closing) return Promise.resolve(false);
+    if (this.direct || this.closing || nativeSpawnAvailable()) return Promise.resolve(false);
     if (this.ready_) return Promise.resolve(true);
     refAll(this.child ?? this.start(), true);
     return new Promise<boolean>((resolve) => this.readyWaiters.push(resolve));

@@ -1,7 +1,8 @@
 /**
  * Hostile exec commands (issue #13's hostile-world suite): what a broken or malicious
  * container can run as an exec probe. Each case goes through the real path — probeExec,
- * LocalCommandRunner, the spawner process, real child processes — and asserts the verdict,
+ * LocalCommandRunner, the spawn primitive (the native addon from this process, or Node's
+ * spawn in the spawner process: both run), real child processes — and asserts the verdict,
  * the message, that the time taken is cut at the timeout, and that nothing leaked: no
  * process of the command (tagged with a marker every descendant inherits), no file
  * descriptor in this process or in the spawner.
@@ -11,13 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PROBE_OUTPUT_BYTES } from '../../src/probe/constants.js';
 import { probeExec } from '../../src/probe/exec.js';
 import { LocalCommandRunner } from '../../src/probe/local-runner.js';
-import { openSpawner } from '../../src/util/spawner.js';
+import { openSpawner, type Spawner } from '../../src/util/spawner.js';
 import { aliveWithMarker, eventually, isAlive, useProcessMarkers } from '../helpers/processes.js';
+import { PRIMITIVES, usePrimitive } from '../helpers/primitive.js';
 import { spawnerPids } from '../helpers/spawner.js';
 
 const tagged = useProcessMarkers();
 
 function fdCount(pid: number | 'self'): number {
+  if (pid === 0) return 0; // no spawner process (native spawn)
   return readdirSync(`/proc/${pid}/fd`).length;
 }
 
@@ -26,11 +29,14 @@ function rssMB(pid: number | 'self', field: 'VmRSS' | 'VmHWM'): number {
   return Number(match?.[1] ?? 0) / 1024;
 }
 
-describe('hostile exec commands', () => {
+describe.each(PRIMITIVES)('hostile exec commands (%s spawn)', (primitive) => {
+  usePrimitive(primitive);
+  /** Node's spawn runs in a spawner process; the native primitive from this process. */
+  const viaSpawner = primitive === 'node';
   let runner: LocalCommandRunner;
   let env: Record<string, string>;
   let spawner = 0;
-  const lease = openSpawner(); // the runner's spawner (one per process), to wait until it is ready
+  let lease: Spawner; // the runner's spawner (one per process), to wait until it is ready
   let fds = { self: 0, spawner: 0 };
 
   /** Runs `cmd` as an exec probe with a fresh marker; returns the outcome, the time taken and the marker. */
@@ -51,11 +57,14 @@ describe('hostile exec commands', () => {
   beforeAll(async () => {
     // Each command gets the environment of the case running (its marker).
     runner = new LocalCommandRunner({ resolve: () => ({ env }) });
+    lease = openSpawner();
     env = tagged().env;
-    await probeExec(runner, 'c', ['true'], 30_000); // starts the spawner
-    expect(await lease.ready()).toBe(true); // from now on, commands run in it
+    await probeExec(runner, 'c', ['true'], 30_000); // starts the spawner (Node spawn)
+    expect(await lease.ready()).toBe(viaSpawner); // from now on, commands run in it
+    // One command in it: the descriptors it keeps open for good (/proc files) count in the baseline.
+    await probeExec(runner, 'c', ['true'], 30_000);
     const pids = spawnerPids();
-    expect(pids).toHaveLength(1);
+    expect(pids).toHaveLength(viaSpawner ? 1 : 0);
     spawner = pids[0] ?? 0;
     fds = { self: fdCount('self'), spawner: fdCount(spawner) };
   });
@@ -63,7 +72,7 @@ describe('hostile exec commands', () => {
   afterAll(async () => {
     await runner.close();
     await lease.close();
-    expect(isAlive(spawner)).toBe(false);
+    if (spawner !== 0) expect(isAlive(spawner)).toBe(false);
     expect(spawnerPids()).toEqual([]);
   });
 
@@ -73,7 +82,7 @@ describe('hostile exec commands', () => {
     expect(outcome.result).toBe('success');
     expect(outcome.output).toBe('x'.repeat(MAX_PROBE_OUTPUT_BYTES));
     expect(rssMB('self', 'VmRSS') - rssBefore).toBeLessThan(64);
-    expect(rssMB(spawner, 'VmHWM')).toBeLessThan(160);
+    if (spawner !== 0) expect(rssMB(spawner, 'VmHWM')).toBeLessThan(160);
     await expectNothingLeaked(marker);
   });
 
@@ -89,14 +98,19 @@ describe('hostile exec commands', () => {
     await expectNothingLeaked(marker);
   });
 
-  // Found by this suite and not fixed: once its parent is gone, nothing links such a process to
-  // the command (its group, session and parent changed; Node's stdio are socketpairs whose
-  // peer /proc does not name). A subreaper (prctl) or a cgroup per command would catch it.
-  it.skip('KNOWN GAP, needs a subreaper or a cgroup: a grandchild that calls setsid before its parent exits survives the command', async () => {
-    const { outcome, marker } = await probe(['sh', '-c', 'setsid sleep 300 & sleep 0.5; echo started'], 5000);
-    expect(outcome).toEqual({ result: 'success', output: 'started\n' });
-    await expectNothingLeaked(marker);
-  });
+  // Found by this suite: once its parent is gone, nothing links such a process to the command
+  // (its group, session and parent changed) but the stdout and stderr it inherited. With the
+  // native primitive those are pipes, which /proc/<pid>/fd names: when they outlive the tree by
+  // the drain grace, their holders are killed. Node's stdio are socketpairs whose peer /proc
+  // does not name; there a subreaper (process-wide) or a cgroup per command would be needed.
+  it.skipIf(viaSpawner)(
+    `a grandchild that calls setsid before its parent exits and keeps stdout: success, the grandchild killed after the drain grace${viaSpawner ? ' (skipped: KNOWN GAP with Node spawn, whose socketpairs /proc does not link)' : ''}`,
+    async () => {
+      const { outcome, marker } = await probe(['sh', '-c', 'setsid sleep 300 & sleep 0.5; echo started'], 5000);
+      expect(outcome).toEqual({ result: 'success', output: 'started\n' });
+      await expectNothingLeaked(marker);
+    },
+  );
 
   it('a fork bomb bounded to 200 processes: failure at the timeout, every process killed', async () => {
     // 199 orphans (each forked by a subshell that exits at once) in the command's group and session.

@@ -8,6 +8,7 @@ import { LocalCommandRunner } from '../../src/probe/local-runner.js';
 import { openSpawner } from '../../src/util/spawner.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { aliveWithMarker, eventually, useProcessMarkers } from '../helpers/processes.js';
+import { NATIVE_SKIP_REASON, NATIVE_TESTED, usePrimitive } from '../helpers/primitive.js';
 
 const tagged = useProcessMarkers();
 
@@ -50,22 +51,6 @@ describe('LocalCommandRunner', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
-
-  it('starts commands in the spawner process by default, from this process with spawner: false', async () => {
-    const viaSpawner = new LocalCommandRunner();
-    const direct = new LocalCommandRunner({ spawner: false });
-    await viaSpawner.runInContainer('c', ['true'], 5000); // opens its spawner
-    const lease = openSpawner(); // the same (one per process): wait until it serves commands
-    expect(await lease.ready()).toBe(true);
-    await lease.close();
-    const parent = async (runner: LocalCommandRunner): Promise<number> =>
-      Number((await runner.runInContainer('c', ['sh', '-c', 'echo $PPID'], 5000)).output);
-    expect(await parent(viaSpawner)).not.toBe(process.pid);
-    expect(await parent(direct)).toBe(process.pid);
-    await viaSpawner.close();
-    await direct.close();
-    await expect(viaSpawner.runInContainer('c', ['true'], 5000)).rejects.toThrow('exec: command runner is closed');
   });
 
   it('inherits this process environment by default', async () => {
@@ -169,5 +154,39 @@ describe('probeExec with real processes (LocalCommandRunner)', () => {
     expect(outcome.result).toBe('unknown');
     expect(outcome.output).toBe('');
     expect(outcome.error?.message).toBe('fork/exec /nonexistent/probe: no such file or directory');
+  });
+});
+
+describe('LocalCommandRunner: where commands start (Node spawn forced)', () => {
+  usePrimitive('node');
+
+  it('starts commands in the spawner process by default, from this process with spawner: false', async () => {
+    const viaSpawner = new LocalCommandRunner();
+    const direct = new LocalCommandRunner({ spawner: false });
+    await viaSpawner.runInContainer('c', ['true'], 5000); // opens its spawner
+    const lease = openSpawner(); // the same (one per process): wait until it serves commands
+    expect(await lease.ready()).toBe(true);
+    await lease.close();
+    const parent = async (runner: LocalCommandRunner): Promise<number> =>
+      Number((await runner.runInContainer('c', ['sh', '-c', 'echo $PPID'], 5000)).output);
+    expect(await parent(viaSpawner)).not.toBe(process.pid);
+    expect(await parent(direct)).toBe(process.pid);
+    await viaSpawner.close();
+    await direct.close();
+    await expect(viaSpawner.runInContainer('c', ['true'], 5000)).rejects.toThrow('exec: command runner is closed');
+  });
+});
+
+describe.skipIf(!NATIVE_TESTED)(`LocalCommandRunner: where commands start (native spawn)${NATIVE_SKIP_REASON}`, () => {
+  usePrimitive('native');
+
+  it('starts commands from this process, with or without a spawner: the spawner serves none', async () => {
+    const lease = openSpawner();
+    for (const runner of [new LocalCommandRunner(), new LocalCommandRunner({ spawner: false })]) {
+      expect(Number((await runner.runInContainer('c', ['sh', '-c', 'echo $PPID'], 5000)).output)).toBe(process.pid);
+      await runner.close();
+    }
+    expect(await lease.ready()).toBe(false);
+    await lease.close();
   });
 });

@@ -6,10 +6,13 @@
 import { describe, expect, it } from 'vitest';
 import { runProcess } from '../../src/util/process.js';
 import { aliveWithMarker, eventually, useProcessMarkers } from '../helpers/processes.js';
+import { PRIMITIVES, usePrimitive } from '../helpers/primitive.js';
 
 const tagged = useProcessMarkers();
 
-describe('leftovers after the leader exits', () => {
+describe.each(PRIMITIVES)('leftovers after the leader exits (%s spawn)', (primitive) => {
+  usePrimitive(primitive);
+
   it('a process that moved to another group of the session, the group itself empty', async () => {
     const { marker, env } = tagged();
     const run = await runProcess({

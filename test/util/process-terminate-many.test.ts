@@ -10,11 +10,14 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { spawnGroup } from '../../src/util/process.js';
 import { aliveWithMarker, eventually, useProcessMarkers } from '../helpers/processes.js';
+import { PRIMITIVES, usePrimitive } from '../helpers/primitive.js';
 
 const tagged = useProcessMarkers();
 const TREES = 20;
 
-describe('terminating many process trees at once', () => {
+describe.each(PRIMITIVES)('terminating many process trees at once (%s spawn)', (primitive) => {
+  usePrimitive(primitive);
+
   it('reaches every setsid descendant of every tree with SIGTERM', async () => {
     const { marker, env } = tagged();
     const dir = mkdtempSync(join(tmpdir(), 'probelet-terms-'));

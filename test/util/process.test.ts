@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock, realClock, type Clock } from '../../src/util/clock.js';
 import { runProcess, spawnGroup, type ProcessGroup } from '../../src/util/process.js';
 import { aliveInGroup, aliveWithMarker, eventually, useProcessMarkers } from '../helpers/processes.js';
+import { PRIMITIVES, usePrimitive } from '../helpers/primitive.js';
 
 const tagged = useProcessMarkers();
 
@@ -15,7 +16,9 @@ function activeResources(): { ProcessWrap: number; PipeWrap: number } {
   return { ProcessWrap: counts.ProcessWrap ?? 0, PipeWrap: counts.PipeWrap ?? 0 };
 }
 
-describe('runProcess', () => {
+describe.each(PRIMITIVES)('runProcess (%s spawn)', (primitive) => {
+  usePrimitive(primitive);
+
   it('returns the exit code and stdout and stderr separately', async () => {
     const run = await runProcess({ argv: ['sh', '-c', 'printf out; printf err >&2; exit 3'] });
     expect(run.exitCode).toBe(3);
@@ -200,7 +203,9 @@ function trackingRealClock(): Clock & { live: Set<unknown>; scheduled: number } 
   return clock;
 }
 
-describe('spawnGroup', () => {
+describe.each(PRIMITIVES)('spawnGroup (%s spawn)', (primitive) => {
+  usePrimitive(primitive);
+
   let group: ProcessGroup | undefined;
   afterEach(async () => {
     group?.kill('SIGKILL');
@@ -252,7 +257,9 @@ describe('spawnGroup', () => {
   });
 });
 
-describe('runProcess on a busy machine', () => {
+describe.each(PRIMITIVES)('runProcess on a busy machine (%s spawn)', (primitive) => {
+  usePrimitive(primitive);
+
   it('a command that exited in time is not a timeout, even if its exit is seen after the timer fired', async () => {
     const clock = new FakeClock();
     let release: () => void = () => undefined;

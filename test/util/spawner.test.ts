@@ -2,13 +2,16 @@
  * The spawner process (util/spawner.ts): commands started through it keep process.ts's
  * guarantees (the hostile cases are in test/hostile/exec.test.ts); here, its own life:
  * shared by leases, stopped with nothing left by the last close(), and a spawner that
- * dies takes no command's processes with it and is replaced.
+ * dies takes no command's processes with it and is replaced. The spawner process is the
+ * path when the native spawn addon is not there, so these run with Node's spawn forced; with
+ * the addon, a lease starts commands directly and no spawner process exists (last case).
  */
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/util/clock.js';
 import { runProcess } from '../../src/util/process.js';
 import { MAX_DEATHS, openSpawner } from '../../src/util/spawner.js';
 import { aliveWithMarker, eventually, isAlive, useProcessMarkers } from '../helpers/processes.js';
+import { NATIVE_SKIP_REASON, NATIVE_TESTED, usePrimitive } from '../helpers/primitive.js';
 import { spawnerPids } from '../helpers/spawner.js';
 
 const tagged = useProcessMarkers();
@@ -22,7 +25,9 @@ function killSpawner(): number {
   return pid;
 }
 
-describe('spawner', () => {
+describe('spawner (the fallback: Node spawn forced)', () => {
+  usePrimitive('node');
+
   it('runs commands in one spawner process for every lease; the last close() stops it', async () => {
     const a = openSpawner();
     const b = openSpawner();
@@ -138,6 +143,23 @@ describe('spawner', () => {
       expect(await lease.ready()).toBe(false);
       const direct = await runProcess({ argv: ['sh', '-c', 'echo $PPID'], spawn: lease.spawnGroup });
       expect(Number(direct.stdout.toString().trim())).toBe(process.pid);
+      expect(spawnerPids()).toEqual([]);
+    } finally {
+      await lease.close();
+    }
+  });
+});
+
+describe.skipIf(!NATIVE_TESTED)(`spawner with the native spawn primitive${NATIVE_SKIP_REASON}`, () => {
+  usePrimitive('native');
+
+  it('starts commands directly from this process: no spawner process, same results', async () => {
+    const lease = openSpawner();
+    try {
+      expect(await lease.ready()).toBe(false);
+      const run = await runProcess({ argv: ['sh', '-c', 'echo $PPID; exit 4'], spawn: lease.spawnGroup });
+      expect(run).toMatchObject({ exitCode: 4, signal: null, timedOut: false });
+      expect(Number(run.stdout.toString())).toBe(process.pid);
       expect(spawnerPids()).toEqual([]);
     } finally {
       await lease.close();
