@@ -12,6 +12,33 @@ export const DEFAULT_PROBE_SUCCESS_THRESHOLD = 1;
 export const DEFAULT_PROBE_FAILURE_THRESHOLD = 3;
 export const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30;
 
+/** The probe fields the budgets read, defaulted like the worker defaults them: one reading for check's budgets, the flight recorder and simulate's explanations. */
+export interface ProbeTiming {
+  /** `initialDelaySeconds`; negative values never block (§4.3 step 9), so they read as 0. */
+  initialDelay: number;
+  period: number;
+  timeout: number;
+  successThreshold: number;
+  failureThreshold: number;
+}
+
+/**
+ * The probe's timing fields. The pod is defaulted already; a value the apiserver would
+ * reject (zero or negative) reads as its default here, so a budget can still be printed
+ * beside the validation error.
+ */
+export function probeTiming(probe: Probe): ProbeTiming {
+  const positive = (value: number | undefined, fallback: number): number =>
+    typeof value === 'number' && value > 0 ? value : fallback;
+  return {
+    initialDelay: Math.max(0, probe.initialDelaySeconds ?? 0),
+    period: positive(probe.periodSeconds, DEFAULT_PROBE_PERIOD_SECONDS),
+    timeout: positive(probe.timeoutSeconds, DEFAULT_PROBE_TIMEOUT_SECONDS),
+    successThreshold: positive(probe.successThreshold, DEFAULT_PROBE_SUCCESS_THRESHOLD),
+    failureThreshold: positive(probe.failureThreshold, DEFAULT_PROBE_FAILURE_THRESHOLD),
+  };
+}
+
 /**
  * Returns a defaulted copy of `probe`: zero or unset timeout 1, period 10, success 1,
  * failure 3; `httpGet.path` '/', `httpGet.scheme` 'HTTP'; `grpc.service` ''.

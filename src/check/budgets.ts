@@ -23,17 +23,15 @@
  * full period later: the container started, or the app hung, just after a tick).
  */
 import type { ManifestObject } from '../api/documents.js';
-import {
-  DEFAULT_PROBE_FAILURE_THRESHOLD,
-  DEFAULT_PROBE_PERIOD_SECONDS,
-  DEFAULT_PROBE_SUCCESS_THRESHOLD,
-  DEFAULT_PROBE_TIMEOUT_SECONDS,
-} from '../api/defaults.js';
+import { probeTiming, type ProbeTiming } from '../api/defaults.js';
 import type { Container, Pod, Probe } from '../api/types.js';
 import { CRASH_LOOP_BACK_OFF, killGracePeriodSeconds } from '../prober/kill-policy.js';
 import type { ProbeType } from '../prober/types.js';
 import { formatGoDuration } from '../util/duration.js';
 import type { ContainerBudget, ContainerRole } from './types.js';
+
+// The probe's timing fields are read in one place (api/defaults.ts); re-exported for check's rules.
+export { probeTiming, type ProbeTiming };
 
 /** How a failing probe fails: at once (nothing listens yet, exec exits ≠ 0) or at its timeout (a hung app). */
 export type FailureMode = 'refused' | 'timeout';
@@ -44,15 +42,6 @@ export interface TimeWindow {
   latestSeconds: number;
 }
 
-/** The probe fields the budgets read, defaulted like the worker defaults them. */
-export interface ProbeTiming {
-  /** `initialDelaySeconds`; negative values never block (§4.3 step 9), so they read as 0. */
-  initialDelay: number;
-  period: number;
-  timeout: number;
-  successThreshold: number;
-  failureThreshold: number;
-}
 
 export const PROBE_FIELD = {
   liveness: 'livenessProbe',
@@ -65,22 +54,6 @@ const PROBE_ORDER: readonly ProbeType[] = ['liveness', 'readiness', 'startup'];
 /** A start-up that reaches one hour unnoticed is what the `startup-hang-unnoticed` rule reports. */
 export const ONE_HOUR_SECONDS = 3600;
 
-/**
- * The probe's timing fields. The pod is defaulted already; a value the apiserver would
- * reject (zero or negative) reads as its default here, so a budget can still be printed
- * beside the validation error.
- */
-export function probeTiming(probe: Probe): ProbeTiming {
-  const positive = (value: number | undefined, fallback: number): number =>
-    typeof value === 'number' && value > 0 ? value : fallback;
-  return {
-    initialDelay: Math.max(0, probe.initialDelaySeconds ?? 0),
-    period: positive(probe.periodSeconds, DEFAULT_PROBE_PERIOD_SECONDS),
-    timeout: positive(probe.timeoutSeconds, DEFAULT_PROBE_TIMEOUT_SECONDS),
-    successThreshold: positive(probe.successThreshold, DEFAULT_PROBE_SUCCESS_THRESHOLD),
-    failureThreshold: positive(probe.failureThreshold, DEFAULT_PROBE_FAILURE_THRESHOLD),
-  };
-}
 
 /** The spacing of consecutive failing probes: the period, or the timeout when a probe overruns it. */
 export function failureInterval(t: ProbeTiming, mode: FailureMode): number {

@@ -3,7 +3,7 @@
  * probe's threshold × period after its initial delay, and — when the container would have
  * become healthy later — the startup budget that would have let it start.
  */
-import { DEFAULT_PROBE_FAILURE_THRESHOLD, DEFAULT_PROBE_PERIOD_SECONDS, DEFAULT_PROBE_TIMEOUT_SECONDS } from '../api/defaults.js';
+import { probeTiming } from '../api/defaults.js';
 import type { Container, Probe } from '../api/types.js';
 import { formatGoDuration } from '../util/duration.js';
 import { probeScript, type Behaviours } from './behaviour.js';
@@ -16,12 +16,8 @@ export function stamp(ms: number): string {
 }
 
 function numbers(probe: Probe): { threshold: number; periodS: number; delayS: number; timeoutMs: number } {
-  return {
-    threshold: probe.failureThreshold || DEFAULT_PROBE_FAILURE_THRESHOLD,
-    periodS: probe.periodSeconds || DEFAULT_PROBE_PERIOD_SECONDS,
-    delayS: probe.initialDelaySeconds ?? 0,
-    timeoutMs: (probe.timeoutSeconds || DEFAULT_PROBE_TIMEOUT_SECONDS) * 1000,
-  };
+  const t = probeTiming(probe);
+  return { threshold: t.failureThreshold, periodS: t.period, delayS: t.initialDelay, timeoutMs: t.timeout * 1000 };
 }
 
 /**
