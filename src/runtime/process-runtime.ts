@@ -22,6 +22,7 @@ import { baseEnvironment, expandCommandLine, podHostname, resolveContainerEnv } 
 import { execInContainer } from './exec.js';
 import { containerFieldPath, runtimeInputError } from './input-error.js';
 import { containerLogPath, openContainerLogAsync, type ContainerLog } from './logs.js';
+import { containerEvents } from './container-events.js';
 import type {
   ContainerEvent,
   ContainerRuntime,
@@ -88,7 +89,7 @@ export class ProcessRuntime implements ContainerRuntime {
   private readonly hostname: string;
   private readonly sandboxes = new Map<string, PodSandbox>();
   private readonly containers = new Map<string, ContainerRecord>();
-  private readonly listeners = new Set<(event: ContainerEvent) => void>();
+  private readonly events = containerEvents();
   /** Starts and execs in flight, so close() can wait for processes it cannot see yet. */
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly execGroups = new Set<ProcessGroup>();
@@ -186,10 +187,7 @@ export class ProcessRuntime implements ContainerRuntime {
   }
 
   subscribe(listener: (event: ContainerEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
-    };
+    return this.events.subscribe(listener);
   }
 
   close(): Promise<void> {
@@ -278,7 +276,7 @@ export class ProcessRuntime implements ContainerRuntime {
     const record = newRecord(plan, log, group);
     record.done = group.exited.then((exit) => this.finish(record, exit));
     this.containers.set(plan.status.id, record);
-    this.emit('started', record);
+    this.events.emit('started', record.status);
     // Closed or sandbox removed while the process was starting: it must not survive that.
     if (this.closing || !this.sandboxes.has(plan.sandboxID)) group.kill('SIGKILL');
     return { ...plan.status };
@@ -295,7 +293,7 @@ export class ProcessRuntime implements ContainerRuntime {
     } satisfies Partial<RuntimeContainerStatus>);
     const record = newRecord(plan, log, undefined);
     this.containers.set(plan.status.id, record);
-    this.emit('exited', record);
+    this.events.emit('exited', record.status);
     return { ...plan.status };
   }
 
@@ -309,7 +307,7 @@ export class ProcessRuntime implements ContainerRuntime {
     // The container's PID namespace is gone: so is everything exec'd into it.
     for (const exec of record.execs) exec.kill('SIGKILL');
     record.log?.close();
-    this.emit('exited', record);
+    this.events.emit('exited', record.status);
   }
 
   private adoptExec(record: ContainerRecord, group: ProcessGroup): void {
@@ -328,17 +326,6 @@ export class ProcessRuntime implements ContainerRuntime {
       this.inFlight.delete(work);
     };
     work.then(untrack, untrack);
-  }
-
-  /** Listeners are isolated: one that throws neither stops the others nor the runtime. */
-  private emit(type: ContainerEvent['type'], record: ContainerRecord): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener({ type, status: { ...record.status } });
-      } catch {
-        // A consumer's bug must not end a container's bookkeeping.
-      }
-    }
   }
 }
 

@@ -7,6 +7,7 @@
  */
 import type { Container, Pod } from '../api/types.js';
 import type { ContainerEvent, ContainerRuntime, ExecResult, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
+import { containerEvents } from '../runtime/container-events.js';
 import type { ProbeType } from '../prober/types.js';
 import { commandTimedOut } from '../util/exec-timeout.js';
 import type { Clock } from '../util/clock.js';
@@ -40,7 +41,7 @@ export class SimRuntime implements ContainerRuntime {
   private readonly behaviours: Behaviours;
   private readonly containers = new Map<string, SimContainer>();
   private readonly sandboxes = new Map<string, string>();
-  private readonly listeners = new Set<(event: ContainerEvent) => void>();
+  private readonly events = containerEvents();
   private nextID = 1;
   /** Told of every container the kubelet stops (so that exits it caused are told apart). */
   onStop: ((containerID: string) => void) | undefined;
@@ -84,7 +85,7 @@ export class SimRuntime implements ContainerRuntime {
     this.containers.set(id, sim);
     const exit = exitOf(containerScript(this.behaviours, container.name));
     if (exit) sim.timer = this.clock.setTimeout(() => this.exit(sim, exit.code), exit.atMs);
-    this.emit('started', sim);
+    this.events.emit('started', sim.status);
     return Promise.resolve({ ...status });
   }
 
@@ -169,8 +170,7 @@ export class SimRuntime implements ContainerRuntime {
   }
 
   subscribe(listener: (event: ContainerEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.events.subscribe(listener);
   }
 
   close(): Promise<void> {
@@ -191,17 +191,7 @@ export class SimRuntime implements ContainerRuntime {
       exitCode,
       reason: exitCode === 0 ? 'Completed' : 'Error',
     } satisfies Partial<RuntimeContainerStatus>);
-    this.emit('exited', sim);
+    this.events.emit('exited', sim.status);
     for (const resolve of sim.waiters.splice(0)) resolve();
-  }
-
-  private emit(type: ContainerEvent['type'], sim: SimContainer): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener({ type, status: { ...sim.status } });
-      } catch {
-        // A consumer's bug must not end a container's bookkeeping.
-      }
-    }
   }
 }

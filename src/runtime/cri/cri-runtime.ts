@@ -24,6 +24,7 @@ import { DEFAULT_MAX_OUTPUT_BYTES } from '../../util/process.js';
 import { resolveContainerEnv } from '../env.js';
 import { containerFieldPath } from '../input-error.js';
 import { DEFAULT_LOG_TAIL_BYTES } from '../logs.js';
+import { containerEvents } from '../container-events.js';
 import type { ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeContainerStatus } from '../types.js';
 import type { CriClient } from './client.js';
 import { GrpcStatus, grpcCode, grpcMessage } from './grpc-error.js';
@@ -112,7 +113,7 @@ export class CriRuntime implements ContainerRuntime {
   private readonly owner: Owner;
   private readonly sandboxes = new Map<string, SandboxRecord>();
   private readonly containers = new Map<string, ContainerRecord>();
-  private readonly listeners = new Set<(event: ContainerEvent) => void>();
+  private readonly events = containerEvents();
   private readonly inFlight = new Set<Promise<unknown>>();
   /**
    * Sandbox removals under way, by ID: the kubelet's and close()'s removal of one sandbox
@@ -244,7 +245,7 @@ export class CriRuntime implements ContainerRuntime {
       // containerd reports a failed start as exited 128 StartError; a runtime that does not still means it.
       Object.assign(record.status, { state: 'exited', exitCode: 128, reason: 'StartError', message: startError, finishedAt: this.clock.now() });
     }
-    this.emit(record.status.state === 'exited' ? 'exited' : 'started', record);
+    this.events.emit(record.status.state === 'exited' ? 'exited' : 'started', record.status);
     if (this.closing) await ignoreNotFound(this.client.RemoveContainer({ container_id: criID }));
     return { ...record.status };
   }
@@ -302,10 +303,7 @@ export class CriRuntime implements ContainerRuntime {
   }
 
   subscribe(listener: (event: ContainerEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
-    };
+    return this.events.subscribe(listener);
   }
 
   // --- lifecycle ------------------------------------------------------------------------
@@ -432,7 +430,7 @@ export class CriRuntime implements ContainerRuntime {
     } else {
       record.status = { ...record.status, ...fromCriStatus(status) };
     }
-    if (emit && wasRunning && record.status.state === 'exited') this.emit('exited', record);
+    if (emit && wasRunning && record.status.state === 'exited') this.events.emit('exited', record.status);
   }
 
   private assertOpen(): void {
@@ -446,16 +444,6 @@ export class CriRuntime implements ContainerRuntime {
     };
     work.then(untrack, untrack);
     return work;
-  }
-
-  private emit(type: ContainerEvent['type'], record: ContainerRecord): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener({ type, status: { ...record.status } });
-      } catch {
-        // A consumer's bug must not end a container's bookkeeping.
-      }
-    }
   }
 }
 
