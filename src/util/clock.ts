@@ -27,6 +27,27 @@ export function afterPendingIO(fn: () => void): void {
   setImmediate(fn);
 }
 
+/**
+ * `yieldToEventLoop` calls whose turn has not come yet. A FakeClock that settles on
+ * microtasks alone must know about them: while one is pending, it settles by an event-loop
+ * turn as it always did, so that the yielding chain resumes exactly where it did before.
+ */
+let pendingYields = 0;
+
+/**
+ * Resolves on the next event-loop turn (`setImmediate`): a loop that could keep itself busy
+ * lets timers, signals and I/O in. Counted, so that {@link FakeClock} keeps its place.
+ */
+export function yieldToEventLoop(): Promise<void> {
+  pendingYields++;
+  return new Promise((resolve) => {
+    setImmediate(() => {
+      pendingYields--;
+      resolve();
+    });
+  });
+}
+
 interface FakeTimer {
   readonly id: number;
   readonly due: number;
@@ -45,6 +66,16 @@ export interface FakeClockOptions {
    * `setImmediate` callback runs.
    */
   settleTurns?: number;
+  /**
+   * `'microtasks'`: after a fired timer, wait only until the microtask queue is empty — a
+   * `process.nextTick`, which Node runs once V8 has drained every microtask, chains that
+   * the drained ones started included — instead of an event-loop turn. The order is the
+   * same as one turn's in a world whose chains are all microtasks (the simulator's: no
+   * real I/O, no real timers); a turn costs more than the kubelet's work for a probe. A
+   * timer fired while a {@link yieldToEventLoop} is pending is settled by a turn, as before,
+   * so the yielding chain resumes after the same timer. `settleTurns` is then 1.
+   */
+  settle?: 'turns' | 'microtasks';
 }
 
 /** `(due, id)` order: earlier first, ties in scheduling order. */
@@ -63,6 +94,7 @@ export class FakeClock implements Clock {
   private current: number;
   private nextId = 1;
   private readonly settleTurns: number;
+  private readonly microtasks: boolean;
   /** Timers not yet fired nor cleared, by id. */
   private readonly timers = new Map<number, FakeTimer>();
   /** A min-heap on (due, id); may still hold cleared timers (absent from `timers`). */
@@ -70,7 +102,8 @@ export class FakeClock implements Clock {
 
   constructor(startMs = 0, options: FakeClockOptions = {}) {
     this.current = startMs;
-    this.settleTurns = Math.max(1, options.settleTurns ?? DEFAULT_SETTLE_TURNS);
+    this.microtasks = options.settle === 'microtasks';
+    this.settleTurns = this.microtasks ? 1 : Math.max(1, options.settleTurns ?? DEFAULT_SETTLE_TURNS);
   }
 
   now(): number {
@@ -111,8 +144,12 @@ export class FakeClock implements Clock {
       this.current = next.due;
       this.pop();
       this.timers.delete(next.id);
+      // Decided before the timer runs: a turn queued now would have come before any
+      // yield its chain starts, and after any yield already waiting.
+      const turn = !this.microtasks || pendingYields > 0;
       next.fn();
-      await this.settle();
+      if (turn) await this.settle();
+      else await new Promise<void>((resolve) => process.nextTick(resolve));
     }
     this.current = target;
     await this.settle();
