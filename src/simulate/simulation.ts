@@ -106,6 +106,8 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): Runn
     recorder,
     clock,
     handlers: simulatedHandlers(runtime, clock, counter),
+    // They read the URL and nothing else: the request built once per probe spec will do.
+    httpHandlerReadsOnly: true,
   });
   const kubelet = new Kubelet({
     runtime,
