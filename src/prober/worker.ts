@@ -66,6 +66,9 @@ export class ProbeWorker {
   private last: Result | undefined;
   private runLength = 0;
   private hold = false;
+  /** The last `startedAt` text parsed, and what it gave (see `startedAtOf`). */
+  private startedAtText: string | undefined;
+  private startedAtMs: number | undefined;
 
   private stopRequested = false;
   private triggerPending = false;
@@ -349,7 +352,7 @@ export class ProbeWorker {
       return false;
     }
 
-    const startedAt = parseApiTime(running.startedAt);
+    const startedAt = this.startedAtOf(running.startedAt);
     if (startedAt !== undefined && Math.trunc((clock.now() - startedAt) / 1000) < (this.spec.initialDelaySeconds ?? 0)) {
       return true;
     }
@@ -416,6 +419,19 @@ export class ProbeWorker {
       this.runLength = 0;
     }
     return true;
+  }
+
+  /**
+   * `parseApiTime(startedAt)`, kept for the last text seen: a container's start time is the
+   * same string at every probe of its instance, and parsing it was a visible part of a probe.
+   */
+  private startedAtOf(value: string | Date | undefined): number | undefined {
+    if (typeof value !== 'string') return parseApiTime(value);
+    if (value !== this.startedAtText) {
+      this.startedAtMs = parseApiTime(value);
+      this.startedAtText = value;
+    }
+    return this.startedAtMs;
   }
 
   /** Regular statuses first; init statuses when absent there or without an ID. */
