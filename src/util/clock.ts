@@ -48,10 +48,15 @@ export function yieldToEventLoop(): Promise<void> {
   });
 }
 
-interface FakeTimer {
-  readonly id: number;
-  readonly due: number;
-  readonly fn: () => void;
+/** A FakeClock timer, and its handle: cleared or fired, it is no longer `live`. */
+class FakeTimer {
+  live = true;
+  constructor(
+    readonly owner: FakeClock,
+    readonly id: number,
+    readonly due: number,
+    readonly fn: () => void,
+  ) {}
 }
 
 /** How many event-loop turns `FakeClock` waits after each timer by default. */
@@ -95,9 +100,12 @@ export class FakeClock implements Clock {
   private nextId = 1;
   private readonly settleTurns: number;
   private readonly microtasks: boolean;
-  /** Timers not yet fired nor cleared, by id. */
-  private readonly timers = new Map<number, FakeTimer>();
-  /** A min-heap on (due, id); may still hold cleared timers (absent from `timers`). */
+  /**
+   * Timers not yet fired nor cleared. The handle is the timer itself (no table by id to
+   * keep up: a simulated hour sets millions of timers).
+   */
+  private live = 0;
+  /** A min-heap on (due, id); may still hold cleared timers (no longer `live`). */
   private readonly heap: FakeTimer[] = [];
 
   constructor(startMs = 0, options: FakeClockOptions = {}) {
@@ -111,22 +119,22 @@ export class FakeClock implements Clock {
   }
 
   setTimeout(fn: () => void, ms: number): unknown {
-    const id = this.nextId++;
-    const timer: FakeTimer = { id, due: this.current + Math.max(0, ms), fn };
-    this.timers.set(id, timer);
+    const timer = new FakeTimer(this, this.nextId++, this.current + Math.max(0, ms), fn);
+    this.live++;
     this.push(timer);
-    return id;
+    return timer;
   }
 
   clearTimeout(handle: unknown): void {
-    if (typeof handle === 'number' && this.timers.delete(handle) && this.timers.size * 2 < this.heap.length - 64) {
-      this.compact();
-    }
+    if (!(handle instanceof FakeTimer) || handle.owner !== this || !handle.live) return;
+    handle.live = false;
+    this.live--;
+    if (this.live * 2 < this.heap.length - 64) this.compact();
   }
 
   /** Number of timers scheduled and not yet fired or cleared (leak checks). */
   pendingTimers(): number {
-    return this.timers.size;
+    return this.live;
   }
 
   /** When the next pending timer falls due (undefined: none). */
@@ -143,7 +151,8 @@ export class FakeClock implements Clock {
       // One timer, then its promise chains, as Node runs microtasks between timers.
       this.current = next.due;
       this.pop();
-      this.timers.delete(next.id);
+      next.live = false;
+      this.live--;
       // Decided before the timer runs: a turn queued now would have come before any
       // yield its chain starts, and after any yield already waiting.
       const turn = !this.microtasks || pendingYields > 0;
@@ -165,7 +174,7 @@ export class FakeClock implements Clock {
   /** The earliest live timer, dropping cleared ones from the top. */
   private peek(): FakeTimer | undefined {
     let top = this.heap[0];
-    while (top !== undefined && !this.timers.has(top.id)) {
+    while (top !== undefined && !top.live) {
       this.pop();
       top = this.heap[0];
     }
@@ -207,7 +216,7 @@ export class FakeClock implements Clock {
 
   /** Rebuilds the heap from the live timers when cleared ones outnumber them. */
   private compact(): void {
-    const live = [...this.timers.values()];
+    const live = this.heap.filter((t) => t.live);
     this.heap.length = 0;
     for (const t of live) this.push(t);
   }
