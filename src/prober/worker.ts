@@ -3,7 +3,7 @@ import {
   DEFAULT_PROBE_PERIOD_SECONDS,
   DEFAULT_PROBE_SUCCESS_THRESHOLD,
 } from '../api/defaults.js';
-import type { ContainerStatus, ContainerWithRules, Pod, PodStatus, Probe } from '../api/types.js';
+import type { ContainerStatus, ContainerWithRules, Pod, Probe } from '../api/types.js';
 import type { WorkerContext } from './context.js';
 import type { ProbeManager } from './manager.js';
 import type { WorkerSeries } from './metrics.js';
@@ -328,9 +328,14 @@ export class ProbeWorker {
 
     if (status.phase === 'Failed' || status.phase === 'Succeeded') return false;
 
-    const found = this.findContainerStatus(status);
-    if (!found) return true; // container not created yet, or deleted
-    const { containerStatus: c, fromInit } = found;
+    // Regular statuses first; init statuses when absent there or without an ID.
+    let fromInit = false;
+    let c = statusNamed(status.containerStatuses, this.container.name);
+    if (!c?.containerID) {
+      c = statusNamed(status.initContainerStatuses, this.container.name);
+      if (!c?.containerID) return true; // container not created yet, or deleted
+      fromInit = true;
+    }
     const containerID = c.containerID ?? '';
 
     if (containerID !== this.currentContainerID) this.adoptContainer(c, containerID, fromInit);
@@ -434,16 +439,6 @@ export class ProbeWorker {
     return this.startedAtMs;
   }
 
-  /** Regular statuses first; init statuses when absent there or without an ID. */
-  private findContainerStatus(status: PodStatus): { containerStatus: ContainerStatus; fromInit: boolean } | undefined {
-    const name = this.container.name;
-    const regular = status.containerStatuses?.find((s) => s.name === name);
-    if (regular?.containerID) return { containerStatus: regular, fromInit: false };
-    const init = status.initContainerStatuses?.find((s) => s.name === name);
-    if (init?.containerID) return { containerStatus: init, fromInit: true };
-    return undefined;
-  }
-
   /**
    * A new container instance: forget the old one's verdict and seed the new one. Run
    * counters deliberately survive (a readiness run may span a restart); the hold does not.
@@ -471,6 +466,13 @@ export class ProbeWorker {
     const previous = fromInit ? this.pod.status?.initContainerStatuses : this.pod.status?.containerStatuses;
     return previous?.find((s) => s.name === this.container.name)?.containerID === containerID;
   }
+}
+
+/** The first status of that name (a loop, not `find`: every tick of every worker looks). */
+function statusNamed(statuses: readonly ContainerStatus[] | undefined, name: string): ContainerStatus | undefined {
+  if (statuses === undefined) return undefined;
+  for (const s of statuses) if (s.name === name) return s;
+  return undefined;
 }
 
 /** API defaults for fields a hand-written probe may omit (only zero/absent is replaced). */
