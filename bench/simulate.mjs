@@ -41,7 +41,7 @@ async function demoPods(copies) {
 
 /** The floor: the same FakeClock firing `timers` bare timers, `perInstant` at a time. */
 async function baseline(/** @type {number} */ timers, /** @type {number} */ perInstant) {
-  const clock = new FakeClock(0, { settleTurns: 1 });
+  const clock = new FakeClock(0, { settle: 'microtasks' });
   const started = performance.now();
   let fired = 0;
   const instants = Math.ceil(timers / perInstant);

@@ -5,14 +5,33 @@
  * `serializeTimes` at the boundary (read-only API, CLI output).
  */
 
+/*
+ * The last time formatted, by each function: the kubelet stamps many things at one instant
+ * (a probe's event, the status it changes, the next pod's), and formatting a Date was a
+ * visible part of what a simulated probe cost.
+ */
+let kubeMs = Number.NaN;
+let kubeText = '';
+let serializedSecond = Number.NaN;
+let serializedText = '';
+
 /** A time as the kubelet holds it in memory: RFC 3339 with milliseconds. */
 export function toKubeTime(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== kubeMs) {
+    kubeText = new Date(ms).toISOString();
+    kubeMs = ms;
+  }
+  return kubeText;
 }
 
 /** A time as the API serializes it: RFC 3339, UTC, whole seconds. */
 export function toSerializedTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(ms / 1000);
+  if (second !== serializedSecond) {
+    serializedText = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    serializedSecond = second;
+  }
+  return serializedText;
 }
 
 const TIME_FIELDS: ReadonlySet<string> = new Set([

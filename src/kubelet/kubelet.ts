@@ -17,7 +17,7 @@ import { killGracePeriodSeconds, MINIMUM_KILL_GRACE_SECONDS } from '../prober/ki
 import { ResultsManager } from '../prober/results.js';
 import type { ProbeType, ResultUpdate } from '../prober/types.js';
 import type { ContainerEvent, ContainerRuntime, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
-import { realClock, realRandom, type Clock } from '../util/clock.js';
+import { realClock, realRandom, yieldToEventLoop, type Clock } from '../util/clock.js';
 import { admitForLocalRun } from './admission.js';
 import {
   BACK_OFF_EVENT_REASON,
@@ -355,7 +355,7 @@ export class Kubelet {
       // A sync that keeps asking for another must never starve timers, signals and I/O.
       if (++immediate > MAX_IMMEDIATE_SYNCS) {
         immediate = 0;
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await yieldToEventLoop();
       }
       try {
         if (rec.lifecycle === 'sync') await this.syncPod(rec);

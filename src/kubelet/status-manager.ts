@@ -9,10 +9,10 @@
  * corrupting the cache. `structuredClone` a snapshot to edit it.
  */
 import { toKubeTime } from '../api/time.js';
-import { isDeepStrictEqual } from 'node:util';
 import type { ContainerStatus, Pod, PodCondition, PodStatus } from '../api/types.js';
 import type { PodStatusProvider } from '../prober/types.js';
 import { type Clock, realClock } from '../util/clock.js';
+import { cloneData, equalData } from '../util/copy.js';
 import { generateContainersReadyCondition, generatePodReadyCondition } from './conditions.js';
 
 export interface StatusManagerOptions {
@@ -84,7 +84,7 @@ export class StatusManager implements PodStatusProvider {
    */
   setPodStatus(pod: Pod, status: PodStatus): void {
     this.addPod(pod);
-    this.updateStatusInternal(requireUID(pod), structuredClone(status));
+    this.updateStatusInternal(requireUID(pod), cloneData(status));
   }
 
   /**
@@ -96,7 +96,7 @@ export class StatusManager implements PodStatusProvider {
     const current = this.findContainer(podUID, containerID);
     if (current === undefined || (current.containerStatus.ready ?? false) === ready) return;
     const { pod, status } = current;
-    const next = structuredClone(status);
+    const next = cloneData(status);
     const cs = findContainerStatus(next, containerID);
     if (cs === undefined) return;
     cs.ready = ready;
@@ -112,7 +112,7 @@ export class StatusManager implements PodStatusProvider {
   setContainerStartup(podUID: string, containerID: string, started: boolean): void {
     const current = this.findContainer(podUID, containerID);
     if (current === undefined || current.containerStatus.started === started) return;
-    const next = structuredClone(current.status);
+    const next = cloneData(current.status);
     const cs = findContainerStatus(next, containerID);
     if (cs === undefined) return;
     cs.started = started;
@@ -159,7 +159,7 @@ export class StatusManager implements PodStatusProvider {
     if (previous.startTime) status.startTime = previous.startTime;
     else if (!status.startTime) status.startTime = nowText;
 
-    if (entry.status !== undefined && isDeepStrictEqual(entry.status, status)) return;
+    if (entry.status !== undefined && equalData(entry.status, status)) return;
     const frozen = deepFreeze(status);
     entry.status = frozen;
     for (const listener of [...this.listeners]) listener(podUID, frozen);

@@ -50,9 +50,17 @@ export async function probeExec(
  * lookups `valueFrom` would need; copying the quirk keeps verdicts identical.
  */
 export function expandCommandOnlyStatic(command: readonly string[], env: readonly EnvVar[] | undefined): string[] {
-  const values = new Map<string, string>();
-  for (const variable of env ?? []) values.set(variable.name, variable.value ?? '');
-  return command.map((part) => expandVars(part, (name) => values.get(name)));
+  // Looked up from the end (a later duplicate wins), and only for a part with a `$`: every
+  // exec probe expands its command, and a table per probe cost more than the lookups.
+  const lookup = (name: string): string | undefined => {
+    const vars = env ?? [];
+    for (let i = vars.length - 1; i >= 0; i--) {
+      const variable = vars[i];
+      if (variable?.name === name) return variable.value ?? '';
+    }
+    return undefined;
+  };
+  return command.map((part) => (part.includes('$') ? expandVars(part, lookup) : part));
 }
 
 /** The kubelet's sentinel wording, without doubling it when the runner already used it. */

@@ -62,14 +62,20 @@ function seriesKey(labels: Readonly<Record<string, string>>): string {
   return key;
 }
 
-/** Adds one observation to a histogram series in place, as prom-client's `observe` does. */
-function observeInPlace(series: HistogramSeries, bounds: readonly number[], value: number): void {
+/**
+ * Adds one observation to a histogram series in place, as prom-client's `observe` does.
+ * `keys` are the bounds as property names (`String(bound)`, what indexing by the number
+ * converts it to), made once: converting a double to a string at every probe was most of
+ * the cost of recording it.
+ */
+function observeInPlace(series: HistogramSeries, bounds: readonly number[], keys: readonly string[], value: number): void {
   series.sum += value;
   series.count += 1;
-  for (const bound of bounds) {
-    if (value <= bound) {
-      const count = series.bucketValues[bound];
-      if (count !== undefined && Object.hasOwn(series.bucketValues, bound)) series.bucketValues[bound] = count + 1;
+  for (let i = 0; i < bounds.length; i++) {
+    if (value <= (bounds[i] as number)) {
+      const key = keys[i] as string;
+      const count = series.bucketValues[key];
+      if (count !== undefined && Object.hasOwn(series.bucketValues, key)) series.bucketValues[key] = count + 1;
       return;
     }
   }
@@ -92,8 +98,9 @@ function fastPathWorks(): boolean {
     histogram.observe(labels, 0.3);
     const series = seriesOf<HistogramSeries>(histogram)?.[seriesKey(labels)];
     if (bounds === undefined || series === undefined) return false;
-    observeInPlace(series, bounds, 0.004);
-    observeInPlace(series, bounds, 11);
+    const keys = bounds.map(String);
+    observeInPlace(series, bounds, keys, 0.004);
+    observeInPlace(series, bounds, keys, 11);
     histogram.observe(labels, 0.3);
     const expected = new Histogram({ name: 'probelet_check', help: 'check', labelNames: ['b', 'a'], registers: [] });
     for (const v of [0.3, 0.004, 11, 0.3]) expected.observe(labels, v);
@@ -122,6 +129,8 @@ export class ProberMetrics {
   readonly probeDuration: Histogram<DurationLabel>;
   /** @internal The duration buckets, when the fast path is on (see `FAST_PATH`). */
   readonly durationBounds: readonly number[] | undefined;
+  /** `durationBounds` as property names of a series' `bucketValues`. */
+  readonly durationBoundKeys: readonly string[] = [];
 
   constructor(registry: Registry) {
     // A registry shared with another manager already holds the families; reuse them
@@ -147,6 +156,7 @@ export class ProberMetrics {
             registers: [registry],
           });
     this.durationBounds = FAST_PATH ? upperBoundsOf(this.probeDuration) : undefined;
+    if (this.durationBounds !== undefined) this.durationBoundKeys = this.durationBounds.map(String);
   }
 
   /** The label sets of one worker, computed once as upstream does at worker construction. */
@@ -219,7 +229,7 @@ export class WorkerSeries {
     if (key !== undefined && bounds !== undefined && Number.isFinite(seconds)) {
       const series = seriesOf<HistogramSeries>(this.metrics.probeDuration)?.[key];
       if (series !== undefined) {
-        observeInPlace(series, bounds, seconds);
+        observeInPlace(series, bounds, this.metrics.durationBoundKeys, seconds);
         return;
       }
     }

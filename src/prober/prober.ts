@@ -52,6 +52,12 @@ export interface ProberOptions {
   /** Kept for the callers' convenience; the real handlers' timeouts are real-time deadlines regardless. */
   clock?: Clock;
   handlers?: Partial<ProbeHandlers>;
+  /**
+   * A replacement `http` handler that only reads the request (the simulator's) says so
+   * here, and gets the built request reused as the real handler does (frozen, while every
+   * input is unchanged) instead of a new one at every probe.
+   */
+  httpHandlerReadsOnly?: boolean;
 }
 
 export interface ProbeVerdict {
@@ -96,12 +102,15 @@ export class Prober {
   private readonly handlers: ProbeHandlers;
   /** Built HTTP requests by `httpGet` object; see {@link Prober.httpRequestFor}. */
   private readonly httpRequests = new WeakMap<HTTPGetAction, BuiltHttpRequest>();
+  /** Whether the http handler may get a reused request (the real one, or a replacement that says it only reads). */
+  private readonly reuseHttpRequests: boolean;
 
   constructor(options: ProberOptions) {
     this.runner = options.runner;
     this.recorder = options.recorder;
     this.clock = options.clock ?? realClock;
     this.handlers = { ...defaultHandlers, ...options.handlers };
+    this.reuseHttpRequests = this.handlers.http === probeHttp || options.httpHandlerReadsOnly === true;
   }
 
   /**
@@ -227,11 +236,12 @@ export class Prober {
    * HTTP probe. Every input is compared at each probe (cheap: a few strings), so a spec
    * changed in place or a new pod IP builds a new request exactly as before; the port is
    * resolved every time (named ports follow `container.ports`, and errors are thrown as
-   * before). Only with the default handler: a replacement handler gets a new request at
-   * every probe, as it always did, since it might keep or change it.
+   * before). Only with the default handler or one that says it only reads
+   * (`httpHandlerReadsOnly`): any other replacement gets a new request at every probe, as
+   * it always did, since it might keep or change it.
    */
   private httpRequestFor(action: HTTPGetAction, container: Container, podIP: string): HttpProbeRequest {
-    if (this.handlers.http !== probeHttp) return newHttpProbeRequest(action, container, podIP);
+    if (!this.reuseHttpRequests) return newHttpProbeRequest(action, container, podIP);
     // The same steps, in the same order, as newHttpProbeRequest (so the same errors).
     const scheme = (action.scheme ?? '').toLowerCase() || 'http';
     const host = action.host || podIP;

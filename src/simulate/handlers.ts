@@ -48,6 +48,24 @@ export function simulatedHandlers(runtime: SimRuntime, clock: Clock, counter: Pr
     const delay = state.kind === 'slow' ? state.delayMs : state.kind === 'hang' ? Infinity : 0;
     return delay < timeoutMs ? later(delay, ok) : later(timeoutMs, timedOut);
   };
+  /** `Get "URL"`, as Go's client words a failed request. */
+  const getOf = (url: string): string => `Get ${goQuote(url)}`;
+  /**
+   * The refused connection's message for a URL, kept per URL: every probe of a down
+   * container asks for it, and the URLs are few (one per probe spec and pod address).
+   */
+  const refused = new Map<string, string>();
+  const refusedOf = (url: string): string => {
+    let text = refused.get(url);
+    if (text === undefined) {
+      const parsed = new URL(url);
+      const port = parsed.port || (parsed.protocol === 'https:' ? '443' : '80');
+      text = `${getOf(url)}: dial tcp ${joinHostPort(parsed.hostname, port)}: connect: connection refused`;
+      if (refused.size >= 1024) refused.clear();
+      refused.set(url, text);
+    }
+    return text;
+  };
   return {
     exec: (_runner, containerID, command, timeoutMs, _seen, target) => {
       counter.probes++;
@@ -60,11 +78,8 @@ export function simulatedHandlers(runtime: SimRuntime, clock: Clock, counter: Pr
     },
     http: (request, timeoutMs, _options, _seen, target) => {
       const state = stateOf(target);
-      const get = `Get ${goQuote(request.url)}`;
       if (state === undefined || state.kind === 'down' || state.kind === 'exit') {
-        const url = new URL(request.url);
-        const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-        return Promise.resolve({ result: 'failure', output: `${get}: dial tcp ${joinHostPort(url.hostname, port)}: connect: connection refused` });
+        return Promise.resolve({ result: 'failure', output: refusedOf(request.url) });
       }
       if (state.kind === 'fail') return Promise.resolve({ result: 'failure', output: 'HTTP probe failed with statuscode: 500' });
       // A 302 to another host, not followed: a warning that counts as success, with the body
@@ -74,7 +89,7 @@ export function simulatedHandlers(runtime: SimRuntime, clock: Clock, counter: Pr
       }
       return answer(state, timeoutMs, { result: 'success', output: 'ok' }, {
         result: 'failure',
-        output: `${get}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)`,
+        output: `${getOf(request.url)}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)`,
       });
     },
     tcp: (host, port, _timeoutMs, _seen, target) => {

@@ -96,7 +96,7 @@ export interface RunningSimulation {
 
 /** Starts a simulation: the pods are added at virtual time 0; time moves only with `advance`. */
 export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): RunningSimulation {
-  const clock = new FakeClock(SIMULATION_ORIGIN_MS, { settleTurns: 1 });
+  const clock = new FakeClock(SIMULATION_ORIGIN_MS, { settle: 'microtasks' });
   const t = (): number => clock.now() - SIMULATION_ORIGIN_MS;
   const runtime = new SimRuntime({ clock, behaviours: options.behaviours });
   const recorder = createEventRecorder({ clock, host: SIMULATED_HOST });
@@ -106,6 +106,8 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): Runn
     recorder,
     clock,
     handlers: simulatedHandlers(runtime, clock, counter),
+    // They read the URL and nothing else: the request built once per probe spec will do.
+    httpHandlerReadsOnly: true,
   });
   const kubelet = new Kubelet({
     runtime,

@@ -27,10 +27,36 @@ export function afterPendingIO(fn: () => void): void {
   setImmediate(fn);
 }
 
-interface FakeTimer {
-  readonly id: number;
-  readonly due: number;
-  readonly fn: () => void;
+/**
+ * `yieldToEventLoop` calls whose turn has not come yet. A FakeClock that settles on
+ * microtasks alone must know about them: while one is pending, it settles by an event-loop
+ * turn as it always did, so that the yielding chain resumes exactly where it did before.
+ */
+let pendingYields = 0;
+
+/**
+ * Resolves on the next event-loop turn (`setImmediate`): a loop that could keep itself busy
+ * lets timers, signals and I/O in. Counted, so that {@link FakeClock} keeps its place.
+ */
+export function yieldToEventLoop(): Promise<void> {
+  pendingYields++;
+  return new Promise((resolve) => {
+    setImmediate(() => {
+      pendingYields--;
+      resolve();
+    });
+  });
+}
+
+/** A FakeClock timer, and its handle: cleared or fired, it is no longer `live`. */
+class FakeTimer {
+  live = true;
+  constructor(
+    readonly owner: FakeClock,
+    readonly id: number,
+    readonly due: number,
+    readonly fn: () => void,
+  ) {}
 }
 
 /** How many event-loop turns `FakeClock` waits after each timer by default. */
@@ -45,6 +71,16 @@ export interface FakeClockOptions {
    * `setImmediate` callback runs.
    */
   settleTurns?: number;
+  /**
+   * `'microtasks'`: after a fired timer, wait only until the microtask queue is empty — a
+   * `process.nextTick`, which Node runs once V8 has drained every microtask, chains that
+   * the drained ones started included — instead of an event-loop turn. The order is the
+   * same as one turn's in a world whose chains are all microtasks (the simulator's: no
+   * real I/O, no real timers); a turn costs more than the kubelet's work for a probe. A
+   * timer fired while a {@link yieldToEventLoop} is pending is settled by a turn, as before,
+   * so the yielding chain resumes after the same timer. `settleTurns` is then 1.
+   */
+  settle?: 'turns' | 'microtasks';
 }
 
 /** `(due, id)` order: earlier first, ties in scheduling order. */
@@ -63,14 +99,19 @@ export class FakeClock implements Clock {
   private current: number;
   private nextId = 1;
   private readonly settleTurns: number;
-  /** Timers not yet fired nor cleared, by id. */
-  private readonly timers = new Map<number, FakeTimer>();
-  /** A min-heap on (due, id); may still hold cleared timers (absent from `timers`). */
+  private readonly microtasks: boolean;
+  /**
+   * Timers not yet fired nor cleared. The handle is the timer itself (no table by id to
+   * keep up: a simulated hour sets millions of timers).
+   */
+  private live = 0;
+  /** A min-heap on (due, id); may still hold cleared timers (no longer `live`). */
   private readonly heap: FakeTimer[] = [];
 
   constructor(startMs = 0, options: FakeClockOptions = {}) {
     this.current = startMs;
-    this.settleTurns = Math.max(1, options.settleTurns ?? DEFAULT_SETTLE_TURNS);
+    this.microtasks = options.settle === 'microtasks';
+    this.settleTurns = this.microtasks ? 1 : Math.max(1, options.settleTurns ?? DEFAULT_SETTLE_TURNS);
   }
 
   now(): number {
@@ -78,22 +119,22 @@ export class FakeClock implements Clock {
   }
 
   setTimeout(fn: () => void, ms: number): unknown {
-    const id = this.nextId++;
-    const timer: FakeTimer = { id, due: this.current + Math.max(0, ms), fn };
-    this.timers.set(id, timer);
+    const timer = new FakeTimer(this, this.nextId++, this.current + Math.max(0, ms), fn);
+    this.live++;
     this.push(timer);
-    return id;
+    return timer;
   }
 
   clearTimeout(handle: unknown): void {
-    if (typeof handle === 'number' && this.timers.delete(handle) && this.timers.size * 2 < this.heap.length - 64) {
-      this.compact();
-    }
+    if (!(handle instanceof FakeTimer) || handle.owner !== this || !handle.live) return;
+    handle.live = false;
+    this.live--;
+    if (this.live * 2 < this.heap.length - 64) this.compact();
   }
 
   /** Number of timers scheduled and not yet fired or cleared (leak checks). */
   pendingTimers(): number {
-    return this.timers.size;
+    return this.live;
   }
 
   /** When the next pending timer falls due (undefined: none). */
@@ -110,9 +151,14 @@ export class FakeClock implements Clock {
       // One timer, then its promise chains, as Node runs microtasks between timers.
       this.current = next.due;
       this.pop();
-      this.timers.delete(next.id);
+      next.live = false;
+      this.live--;
+      // Decided before the timer runs: a turn queued now would have come before any
+      // yield its chain starts, and after any yield already waiting.
+      const turn = !this.microtasks || pendingYields > 0;
       next.fn();
-      await this.settle();
+      if (turn) await this.settle();
+      else await new Promise<void>((resolve) => process.nextTick(resolve));
     }
     this.current = target;
     await this.settle();
@@ -128,7 +174,7 @@ export class FakeClock implements Clock {
   /** The earliest live timer, dropping cleared ones from the top. */
   private peek(): FakeTimer | undefined {
     let top = this.heap[0];
-    while (top !== undefined && !this.timers.has(top.id)) {
+    while (top !== undefined && !top.live) {
       this.pop();
       top = this.heap[0];
     }
@@ -170,7 +216,7 @@ export class FakeClock implements Clock {
 
   /** Rebuilds the heap from the live timers when cleared ones outnumber them. */
   private compact(): void {
-    const live = [...this.timers.values()];
+    const live = this.heap.filter((t) => t.live);
     this.heap.length = 0;
     for (const t of live) this.push(t);
   }

@@ -103,3 +103,42 @@ describe('HTTP request reuse', () => {
     ]);
   });
 });
+
+describe('HTTP request reuse with a replacement handler', () => {
+  const probe: Probe = { httpGet: { path: '/a', port: 8080 }, timeoutSeconds: 1 };
+  const container: Container = { name: 'c', readinessProbe: probe };
+  const pod = podOf(container);
+  const status: PodStatus = { podIP: '10.0.0.1' };
+
+  /** The requests a replacement http handler was given over three probes (the spec changed before the third). */
+  async function requestsSeen(readsOnly: boolean): Promise<HttpProbeRequest[]> {
+    const seen: HttpProbeRequest[] = [];
+    const prober = new Prober({
+      runner,
+      handlers: { http: (request) => (seen.push(request), Promise.resolve({ result: 'success', output: '' })) },
+      ...(readsOnly ? { httpHandlerReadsOnly: true } : {}),
+    });
+    const spec = structuredClone(probe);
+    const run = () => prober.runProbe('readiness', spec, pod, status, container, 'id');
+    await run();
+    await run();
+    if (spec.httpGet) spec.httpGet.path = '/b';
+    await run();
+    return seen;
+  }
+
+  it('gets a new request at every probe unless it says it only reads', async () => {
+    const [first, second, third] = await requestsSeen(false);
+    expect(second).not.toBe(first);
+    expect(Object.isFrozen(first)).toBe(false);
+    expect(third?.url).toBe('http://10.0.0.1:8080/b');
+  });
+
+  it('that only reads gets the request built once, frozen, and a new one when the spec changes', async () => {
+    const [first, second, third] = await requestsSeen(true);
+    expect(second).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(first?.url).toBe('http://10.0.0.1:8080/a');
+    expect(third?.url).toBe('http://10.0.0.1:8080/b');
+  });
+});

@@ -1,10 +1,12 @@
 /**
  * More of the run loop's contract on a FakeClock: a trigger during the start-up jitter,
- * stop before the loop starts, run() after exit, and a tick pending behind a long probe.
+ * stop before the loop starts, run() after exit, a tick pending behind a long probe, and the
+ * ticks of a worker on hold (taken in the timer's callback: `ProbeWorker.tick`).
  */
 import { describe, expect, it } from 'vitest';
 import { ProbeWorker } from '../../src/prober/worker.js';
 import {
+  TEST_CONTAINER_ID,
   TEST_CONTAINER_NAME,
   TEST_POD_UID,
   containerOf,
@@ -58,5 +60,35 @@ describe('run loop (more)', () => {
     expect(e.manager.workerCount()).toBe(0);
     expect(await w?.run()).toBeUndefined();
     expect(e.clock.pendingTimers()).toBe(0);
+  });
+
+  it('a startup worker on hold probes nothing until a new instance, then probes it on the same phase; stop still ends it', async () => {
+    const e = makeEngine();
+    const t0 = e.clock.now();
+    e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: false }));
+    const pod = fixturePod('startup', testProbe({ periodSeconds: 1 }));
+    e.manager.addPod(pod);
+    await e.clock.advance(100);
+    expect(e.startup.get(TEST_CONTAINER_ID)).toBe('success');
+    e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: true }));
+    await e.clock.advance(4_000);
+    expect(e.prober.calls.map((c) => c.at - t0)).toEqual([0]);
+    // The container restarted at +4.5 s: its startup probe runs at the next tick, +5 s.
+    e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: false, containerID: 'test://second' }));
+    await e.clock.advance(1_000);
+    expect(e.prober.calls.map((c) => [c.at - t0, c.containerID])).toEqual([
+      [0, TEST_CONTAINER_ID],
+      [5_000, 'test://second'],
+    ]);
+    expect(e.startup.get(TEST_CONTAINER_ID)).toBeUndefined();
+    expect(e.startup.get('test://second')).toBe('success');
+    await e.clock.advance(3_000);
+    expect(e.prober.calls).toHaveLength(2);
+    // A finished pod ends a held worker at its next tick, as a probe would.
+    e.statuses.set(TEST_POD_UID, { ...runningStatus(e.clock, { started: true, containerID: 'test://second' }), phase: 'Succeeded' });
+    await e.clock.advance(1_000);
+    expect(e.manager.workerCount()).toBe(0);
+    expect(e.clock.pendingTimers()).toBe(0);
+    expect(e.startup.get('test://second')).toBeUndefined();
   });
 });

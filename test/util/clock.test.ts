@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, sleep } from '../../src/util/clock.js';
+import { FakeClock, sleep, yieldToEventLoop } from '../../src/util/clock.js';
 import { formatGoDuration } from '../../src/util/duration.js';
 
 describe('FakeClock', () => {
@@ -74,6 +74,53 @@ describe('FakeClock', () => {
     clock.setTimeout(() => seen.push('next timer'), 10);
     await clock.advance(10);
     expect(seen).toEqual(['chain done', 'next timer']);
+  });
+});
+
+describe('FakeClock settle: microtasks', () => {
+  /** Timers whose chains run microtasks, one of them yielding to the event loop twice; what ran, in order. */
+  async function story(clock: FakeClock): Promise<string[]> {
+    const seen: string[] = [];
+    const chain = async (name: string, yields: number): Promise<void> => {
+      for (let i = 0; i < 20; i++) await Promise.resolve();
+      for (let i = 0; i < yields; i++) {
+        seen.push(`${name} yields`);
+        await yieldToEventLoop();
+        seen.push(`${name} resumes`);
+      }
+      seen.push(`${name} done`);
+    };
+    clock.setTimeout(() => void chain('a', 0), 10);
+    clock.setTimeout(() => void chain('b', 2), 10);
+    for (const [name, ms] of [['c', 10], ['d', 20], ['e', 20], ['f', 30]] as const) {
+      clock.setTimeout(() => {
+        seen.push(`${name} fired`);
+        void chain(name, 0);
+      }, ms);
+    }
+    await clock.advance(40);
+    return seen;
+  }
+
+  it('lets a fired timer\'s promise chain finish before the next timer, as a turn does', async () => {
+    const clock = new FakeClock(0, { settle: 'microtasks' });
+    const seen: string[] = [];
+    clock.setTimeout(() => {
+      void (async () => {
+        for (let i = 0; i < 50; i++) await Promise.resolve();
+        seen.push('chain done');
+      })();
+    }, 10);
+    clock.setTimeout(() => seen.push('next timer'), 10);
+    await clock.advance(10);
+    expect(seen).toEqual(['chain done', 'next timer']);
+  });
+
+  it('resumes a chain that yields to the event loop after the same timers as one turn per timer does', async () => {
+    const turns = await story(new FakeClock(0, { settleTurns: 1 }));
+    const microtasks = await story(new FakeClock(0, { settle: 'microtasks' }));
+    expect(turns.indexOf('b resumes')).toBeGreaterThan(turns.indexOf('c fired'));
+    expect(microtasks).toEqual(turns);
   });
 });
 
