@@ -288,6 +288,8 @@ export class FlightRecorder {
   readonly capacity: number;
   readonly maxRings: number;
   private readonly rings = new Map<string, ProbeRing>();
+  /** Ring keys by pod UID, so that forgetting a pod does not read every ring (an agent forgets thousands). */
+  private readonly keysByPod = new Map<string, Set<string>>();
   private readonly listeners = new Set<(entry: RecorderEntry) => void>();
 
   constructor(
@@ -308,6 +310,9 @@ export class FlightRecorder {
     if (ring === undefined) {
       ring = new ProbeRing(info, this.capacity, this);
       this.rings.set(key, ring);
+      let keys = this.keysByPod.get(info.podUID);
+      if (keys === undefined) this.keysByPod.set(info.podUID, (keys = new Set()));
+      keys.add(key);
       if (this.rings.size > this.maxRings) this.dropOldestIdle();
     }
     ring.live = true;
@@ -341,7 +346,8 @@ export class FlightRecorder {
 
   /** Drops every ring of the pod. */
   forgetPod(podUID: string): void {
-    for (const [key, ring] of this.rings) if (ring.info.podUID === podUID) this.rings.delete(key);
+    for (const key of this.keysByPod.get(podUID) ?? []) this.rings.delete(key);
+    this.keysByPod.delete(podUID);
   }
 
   /** Calls `listener` with every attempt and transition from now on; returns the unsubscribe. */
@@ -372,6 +378,9 @@ export class FlightRecorder {
     for (const [key, ring] of this.rings) {
       if (!ring.live) {
         this.rings.delete(key);
+        const keys = this.keysByPod.get(ring.info.podUID);
+        keys?.delete(key);
+        if (keys?.size === 0) this.keysByPod.delete(ring.info.podUID);
         return;
       }
     }

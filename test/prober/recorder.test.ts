@@ -160,6 +160,25 @@ describe('flight recorder ring', () => {
     expect(recorder.histories().map((h) => h.podUID)).toEqual(['b', 'd']);
   });
 
+  it('forgetPod drops every ring of the pod (each container and kind), also after rings were dropped and made again', () => {
+    const recorder = new FlightRecorder(new FakeClock(), { maxRings: 3 });
+    const info = (podUID: string, container: string, probeType: 'liveness' | 'readiness') => ({ podUID, pod: podUID, namespace: 'default', container, probeType, handler: 'exec' as const, periodSeconds: 1, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 1 });
+    recorder.ringFor(info('a', 'c1', 'liveness')).live = false;
+    recorder.ringFor(info('a', 'c1', 'readiness'));
+    recorder.ringFor(info('a', 'c2', 'liveness'));
+    recorder.ringFor(info('b', 'c1', 'liveness')); // drops a/c1/liveness, the only idle ring
+    recorder.ringFor(info('a', 'c1', 'liveness')); // made again
+    const rings = () => recorder.histories().map((h) => `${h.podUID}/${h.container}/${h.probeType}`);
+    expect(rings()).toEqual(['a/c1/readiness', 'a/c2/liveness', 'b/c1/liveness', 'a/c1/liveness']);
+    recorder.forgetPod('a');
+    expect(rings()).toEqual(['b/c1/liveness']);
+    recorder.forgetPod('a');
+    recorder.ringFor(info('a', 'c2', 'readiness'));
+    expect(rings()).toEqual(['b/c1/liveness', 'a/c2/readiness']);
+    recorder.forgetPod('b');
+    expect(rings()).toEqual(['a/c2/readiness']);
+  });
+
   it('refuses a capacity that is not a positive integer, naming the field', () => {
     expect(() => makeEngine({ flightRecorder: { capacity: 0 } })).toThrow('flightRecorder.capacity must be a positive integer, got 0');
   });
