@@ -11,13 +11,7 @@ export function copyPlain<T>(value: T): T {
   if (value === null || typeof value !== 'object') return value;
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    const item = copyPlain((value as Record<string, unknown>)[key]);
-    if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
-    else out[key] = item;
-  }
-  return out as T;
+  return copyKeys(value, copyPlain) as T;
 }
 
 /**
@@ -37,13 +31,7 @@ export function cloneData<T>(value: T): T {
     return out as T;
   }
   if (Object.getPrototypeOf(value) !== Object.prototype) return structuredClone(value);
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    const item = cloneData((value as Record<string, unknown>)[key]);
-    if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
-    else out[key] = item;
-  }
-  return out as T;
+  return copyKeys(value, cloneData) as T;
 }
 
 /**
@@ -76,4 +64,18 @@ export function equalData(a: unknown, b: unknown): boolean {
     if (!Object.prototype.hasOwnProperty.call(y, key) || !equalData(x[key], y[key])) return false;
   }
   return true;
+}
+
+/**
+ * A plain object's own enumerable keys, in order, each value copied by `copy`; a
+ * `__proto__` key stays a plain own property (an assignment would set the prototype).
+ */
+function copyKeys(value: object, copy: (item: unknown) => unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const item = copy((value as Record<string, unknown>)[key]);
+    if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+    else out[key] = item;
+  }
+  return out;
 }
