@@ -7,7 +7,12 @@
  * - no worker is left and no probe is in flight;
  * - no socket, timer or child process is left (Node's active resources, /proc);
  * - the heap (after a full GC) has not grown by more than 10 % over where it was before the
- *   workers started (after a short warm-up round: code and hidden classes are made once);
+ *   workers started (after a short warm-up round: code and hidden classes are made once).
+ *   The flight recorder keeps the history of removed pods on purpose (`probelet run` reads it
+ *   after its pods are gone; at most `capacity` attempts per ring): that is reported as
+ *   `historiesKeptMB`, and the heap is compared once the removed pods' histories are
+ *   forgotten (`FlightRecorder.forgetPod`, what an agent calls when a pod is gone for good),
+ *   before the start (the warm-up's) and at the end alike;
  * - the soak process exits by itself (nothing keeps its event loop alive).
  *
  * The soak runs in a child (`node bench/soak.mjs run CONFIG`) so its exit is observable;
@@ -169,6 +174,7 @@ async function soak(config) {
   await new Promise((resolve) => setTimeout(resolve, WARMUP_S * 1000));
   for (const pod of pods) manager.removePod(pod);
   await waitUntil(() => manager.workerCount() === 0 && counts.inFlight === 0, 30_000);
+  forgetHistories(manager, pods);
   Object.assign(counts, { probes: 0, success: 0, failure: 0, errored: 0 });
   failures.clear();
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
@@ -186,6 +192,9 @@ async function soak(config) {
   const removeMs = performance.now() - removeAt;
   // Sockets closed by a reset or by the peer go away on the next turns of the loop.
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const heapWithHistories = heapAfterGC();
+  const historiesKept = manager.flightRecorder?.histories().reduce((n, h) => n + h.attempts.length, 0) ?? 0;
+  forgetHistories(manager, pods);
   const heapEnd = heapAfterGC();
   const left = leftovers();
   const children = childProcesses();
@@ -205,11 +214,22 @@ async function soak(config) {
     ),
     heapStartMB: Math.round(heapStart / 2 ** 20 * 10) / 10,
     heapPeakMB: Math.round(heapPeak / 2 ** 20 * 10) / 10,
+    historiesKept,
+    historiesKeptMB: Math.round((heapWithHistories - heapEnd) / 2 ** 20 * 10) / 10,
     heapEndMB: Math.round(heapEnd / 2 ** 20 * 10) / 10,
     heapEndRatio: Math.round((heapEnd / heapStart) * 1000) / 1000,
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
   // Nothing more: the process must now exit by itself.
+}
+
+/**
+ * Drops the flight recorder's rings of removed pods (they outlive their workers by design).
+ * @param {{ flightRecorder?: { forgetPod(uid: string): void } }} manager
+ * @param {ReadonlyArray<{ metadata?: { uid?: string } }>} pods
+ */
+function forgetHistories(manager, pods) {
+  for (const pod of pods) manager.flightRecorder?.forgetPod(pod.metadata?.uid ?? '');
 }
 
 // --- the orchestrator ------------------------------------------------------------------
