@@ -149,8 +149,9 @@ function containerFieldPath(pod: Pod, name: string): string {
 }
 
 /** The container's field path in one of the pod's lists, if it is there (no closure: every event asks). */
-function fieldPathIn(field: string, containers: readonly { name: string }[] | undefined, name: string): string | undefined {
-  if (containers === undefined) return undefined;
+function fieldPathIn(field: string, containers: readonly { name: string }[] | null | undefined, name: string): string | undefined {
+  // `null` too: what decoded JSON or YAML gives for an empty list.
+  if (containers == null) return undefined;
   for (let index = 0; index < containers.length; index++) {
     if (containers[index]?.name !== name) continue;
     return name === '' ? `spec.${field}[${index}]` : `spec.${field}{${name}}`;

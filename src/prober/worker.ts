@@ -270,11 +270,24 @@ export class ProbeWorker {
    * (nothing can trigger or stop the worker meanwhile), and such a probe changes nothing.
    */
   private tick(): void {
-    if (this.phase === IDLE && this.hold && !this.wakeQueued && !this.stopRequested && !this.triggerPending && this.holdStands()) {
+    if (this.phase === IDLE && this.hold && !this.wakeQueued && !this.stopRequested && !this.triggerPending && this.holdStandsSafely()) {
       this.ticker?.take();
       return;
     }
     this.signal();
+  }
+
+  /**
+   * `holdStands`, in a timer's callback where nothing catches: a status provider that throws
+   * (or a malformed status) sends the tick the usual way, where `doProbe` deals with it as
+   * it always did — never out of the timer.
+   */
+  private holdStandsSafely(): boolean {
+    try {
+      return this.holdStands();
+    } catch {
+      return false;
+    }
   }
 
   /** `probeOnce` would return `true` at the hold, having done nothing (same instance, pod not finished). */
@@ -501,8 +514,9 @@ export class ProbeWorker {
 }
 
 /** The first status of that name (a loop, not `find`: every tick of every worker looks). */
-function statusNamed(statuses: readonly ContainerStatus[] | undefined, name: string): ContainerStatus | undefined {
-  if (statuses === undefined) return undefined;
+function statusNamed(statuses: readonly ContainerStatus[] | null | undefined, name: string): ContainerStatus | undefined {
+  // `null` too: what decoded JSON or YAML gives for an empty list (a library user's provider).
+  if (statuses == null) return undefined;
   for (const s of statuses) if (s.name === name) return s;
   return undefined;
 }

@@ -62,6 +62,14 @@ describe('createEventRecorder', () => {
     expect(recorder.list()[2]?.involvedObject).not.toHaveProperty('fieldPath');
   });
 
+  it('takes a null container list (decoded JSON/YAML) as empty: the implicit path, not a crash', () => {
+    const recorder = createEventRecorder({ clock: new FakeClock(T0), host: 'h' });
+    const withNulls = { ...pod(), spec: { containers: [{ name: 'app' }], initContainers: null, ephemeralContainers: null } } as unknown as Pod;
+    recorder.event({ pod: withNulls, containerName: 'ghost' }, 'Normal', 'Started', 'x');
+    recorder.event({ pod: withNulls, containerName: 'app' }, 'Normal', 'Started', 'y');
+    expect(recorder.list().map((e) => e.involvedObject.fieldPath)).toEqual(['implicitly required container ghost', 'spec.containers{app}']);
+  });
+
   it('aggregates identical repeats: count goes up, lastTimestamp moves, firstTimestamp and name stay', async () => {
     const clock = new FakeClock(T0);
     const recorder = createEventRecorder({ clock, host: 'h' });

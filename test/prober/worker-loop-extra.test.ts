@@ -12,6 +12,7 @@ import {
   containerOf,
   fixturePod,
   makeEngine,
+  runningContainer,
   runningStatus,
   settle,
   testProbe,
@@ -90,5 +91,43 @@ describe('run loop (more)', () => {
     expect(e.manager.workerCount()).toBe(0);
     expect(e.clock.pendingTimers()).toBe(0);
     expect(e.startup.get('test://second')).toBeUndefined();
+  });
+
+  it('a status provider that throws at a held worker\'s tick neither escapes the timer nor ends the worker', async () => {
+    const e = makeEngine();
+    const t0 = e.clock.now();
+    e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: false }));
+    e.manager.addPod(fixturePod('startup', testProbe({ periodSeconds: 1 })));
+    await e.clock.advance(100);
+    expect(e.startup.get(TEST_CONTAINER_ID)).toBe('success');
+    const read = e.statuses.getPodStatus.bind(e.statuses);
+    e.statuses.getPodStatus = () => {
+      throw new Error('provider down');
+    };
+    await e.clock.advance(3_000); // rejected with "provider down" when the tick read the status unguarded
+    expect(e.manager.workerCount()).toBe(1);
+    // Back, with a new instance: probed at the next tick, on the schedule's phase.
+    e.statuses.getPodStatus = read;
+    e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: false, containerID: 'test://second' }));
+    await e.clock.advance(1_000);
+    expect(e.prober.calls.map((c) => [c.at - t0, c.containerID])).toEqual([
+      [0, TEST_CONTAINER_ID],
+      [4_000, 'test://second'],
+    ]);
+  });
+
+  it('null status lists (decoded JSON/YAML) are empty ones: a sidecar found among the init statuses is probed, a held worker\'s tick does not throw', async () => {
+    const e = makeEngine();
+    e.statuses.set(TEST_POD_UID, { phase: 'Running', containerStatuses: null, initContainerStatuses: [runningContainer(e.clock, { started: false })] } as never);
+    e.manager.addPod(fixturePod('startup', testProbe({ periodSeconds: 1 })));
+    await e.clock.advance(100);
+    expect(e.prober.calls).toHaveLength(1);
+    expect(e.startup.get(TEST_CONTAINER_ID)).toBe('success');
+    // On hold; the container is being re-created (a status without an ID), no init statuses at all.
+    const { containerID: _gone, ...noID } = runningContainer(e.clock, { started: false });
+    e.statuses.set(TEST_POD_UID, { phase: 'Running', containerStatuses: [noID], initContainerStatuses: null } as never);
+    await e.clock.advance(3_000);
+    expect(e.prober.calls).toHaveLength(1);
+    expect(e.manager.workerCount()).toBe(1);
   });
 });
