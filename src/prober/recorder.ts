@@ -153,6 +153,16 @@ export class ProbeRing {
   private lastVerdict: Result | undefined;
   /** Actions noted while an attempt's verdict is being counted: recorded after its transitions (see `countingVerdict`). */
   private heldActions: ProbeTransitionRecord[] | undefined;
+  /**
+   * The last attempt's message, body and headers. A steady probe answers the same every
+   * time: an attempt equal to the last keeps these instead of its own copies, so a full
+   * ring holds one of each, not 100 (the soak measured ≈ 310 B an attempt without this).
+   * Shared safely: nothing changes a stored value in place (a slot's fields are replaced,
+   * readers get copies).
+   */
+  private lastMessage = '';
+  private lastBody: string | undefined;
+  private lastHeaders: Record<string, string> | undefined;
 
   constructor(
     info: ProbeRingInfo,
@@ -197,10 +207,19 @@ export class ProbeRing {
     slot.result = after;
     const outcome = slot.outcome;
     slot.handlerResult = outcome?.result;
-    slot.message = clip(error?.message ?? outcome?.output ?? '');
+    const message = clip(error?.message ?? outcome?.output ?? '');
+    slot.message = message === this.lastMessage ? this.lastMessage : (this.lastMessage = message);
     // Only what the record needs stays: the outcome (and its full output) may go.
     slot.outcome = undefined;
-    if (slot.seen.body !== undefined) slot.seen.body = clip(slot.seen.body);
+    const seen = slot.seen;
+    if (seen.body !== undefined) {
+      const body = clip(seen.body);
+      seen.body = body === this.lastBody ? this.lastBody : (this.lastBody = body);
+    }
+    if (seen.headers !== undefined) {
+      if (this.lastHeaders !== undefined && sameHeaders(seen.headers, this.lastHeaders)) seen.headers = this.lastHeaders;
+      else this.lastHeaders = seen.headers;
+    }
 
     if (slot.errored) this.errored++;
     else if (verdict === 'failure') this.failures++;
@@ -460,6 +479,13 @@ function toRecord(slot: AttemptSlot): ProbeAttemptRecord {
  * The first {@link RECORDED_TEXT_CHARS} characters, as a string of their own: a plain
  * `slice` of a long string may keep the whole original (up to 10 KiB) alive in the ring.
  */
+function sameHeaders(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) if (a[key] !== b[key] || !Object.hasOwn(b, key)) return false;
+  return true;
+}
+
 function clip(text: string): string {
   if (text.length <= RECORDED_TEXT_CHARS) return text;
   return Buffer.from(text.slice(0, RECORDED_TEXT_CHARS), 'utf8').toString('utf8');

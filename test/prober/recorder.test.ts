@@ -179,6 +179,30 @@ describe('flight recorder ring', () => {
     expect(rings()).toEqual(['a/c2/readiness']);
   });
 
+  it('attempts that saw the same message, body and headers as the last keep them right when they change, and a reader cannot alter what is kept', () => {
+    const recorder = new FlightRecorder(new FakeClock(), { capacity: 10 });
+    const ring = recorder.ringFor({ podUID: 'p', pod: 'p', namespace: 'default', container: 'c', probeType: 'readiness', handler: 'httpGet', periodSeconds: 1, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 });
+    const answers: Array<[number, string, Record<string, string>]> = [
+      [200, 'ok', { 'content-type': 'text/plain' }],
+      [200, 'ok', { 'content-type': 'text/plain' }],
+      [500, 'down', { 'content-type': 'text/plain', 'retry-after': '5' }],
+      [200, 'ok', { 'content-type': 'text/plain' }],
+      [200, 'ok', { 'content-type': 'application/json' }],
+    ];
+    for (const [i, [statusCode, body, headers]] of answers.entries()) {
+      const slot = ring.begin(i * 1000, i * 1000, 'id');
+      Object.assign(slot.seen, { statusCode, body, headers: { ...headers } });
+      slot.outcome = statusCode === 200 ? { result: 'success', output: body } : { result: 'failure', output: `HTTP probe failed with statuscode: ${statusCode}` };
+      ring.commit(slot, i * 1000 + 5, statusCode === 200 ? 'success' : 'failure', undefined, undefined, undefined);
+    }
+    const read = () => recorder.histories()[0]?.attempts.reverse().map((a) => [a.message, a.details?.body, a.details?.headers]);
+    const want = answers.map(([code, body, headers]) => [code === 200 ? body : `HTTP probe failed with statuscode: ${code}`, body, headers]);
+    expect(read()).toEqual(want);
+    const first = recorder.histories()[0]?.attempts.at(-1);
+    if (first?.details?.headers) first.details.headers['content-type'] = 'changed by a reader';
+    expect(read()).toEqual(want);
+  });
+
   it('refuses a capacity that is not a positive integer, naming the field', () => {
     expect(() => makeEngine({ flightRecorder: { capacity: 0 } })).toThrow('flightRecorder.capacity must be a positive integer, got 0');
   });
