@@ -138,11 +138,12 @@ async function soak(config) {
   const failures = new Map();
   /** @type {import('../dist/prober/context.js').ProbeFunction} */
   const prober = {
-    async probe(probeType, pod, status, container, containerID) {
+    async probe(probeType, pod, status, container, containerID, note) {
       counts.probes++;
       counts.inFlight++;
       try {
-        const verdict = await real.probeWithDetails(probeType, pod, status, container, containerID);
+        // `note`: the flight recorder's slot, passed on so it keeps what it would without this wrapper.
+        const verdict = await real.probeWithDetails(probeType, pod, status, container, containerID, note);
         if (verdict.error !== undefined) counts.errored++;
         else if (verdict.result === 'success') counts.success++;
         else {
