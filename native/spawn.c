@@ -16,6 +16,7 @@
  *   pipe ends, for JS to own), or onStart(-errno) when it could not start: posix_spawn
  *   reports the exec's errno (ENOENT, EACCES, E2BIG...), or chdir's for a bad cwd.
  *   onExit(code, signal): once, after the child was reaped (signal 0 when it exited).
+ * supported(): false where pidfds cannot watch a child (see below); then do not use spawn.
  * The start runs on a libuv pool thread, so the event loop never waits for an exec.
  */
 #define _GNU_SOURCE
@@ -75,12 +76,22 @@ static void on_readable(uv_poll_t *poll, int status, int events) {
     if (info.si_pid == 0) return; /* not exited yet */
     if (info.si_code == CLD_EXITED) code = info.si_status;
     else sig = info.si_status; /* CLD_KILLED, CLD_DUMPED */
+  } else if (errno == EINTR) {
+    return; /* the poll fires again */
   } else if (errno == ECHILD) {
     /* Reaped by someone else in this process (a waitpid(-1)): the status is lost. Report a
        kill, never a success that did not happen. */
     sig = SIGKILL;
   } else {
-    return;
+    /* waitid(P_PIDFD) refused (EINVAL before Linux 5.4, a seccomp filter): the pidfd being
+       readable says the child exited, so waitpid reaps it at once. Returning here instead
+       would leave the poll firing for ever and the exit never reported. */
+    int status = 0;
+    pid_t reaped = waitpid(w->pid, &status, WNOHANG);
+    if (reaped == 0) return;
+    if (reaped == w->pid && WIFEXITED(status)) code = WEXITSTATUS(status);
+    else if (reaped == w->pid && WIFSIGNALED(status)) sig = WTERMSIG(status);
+    else sig = SIGKILL;
   }
   uv_poll_stop(poll);
   unlink_watch(w);
@@ -219,6 +230,11 @@ static void execute(napi_env env, void *data) {
       (err = posix_spawn_file_actions_adddup2(&actions, errp[1], 2)))
     goto done;
   if (job->cwd && (err = posix_spawn_file_actions_addchdir_np(&actions, job->cwd))) goto done;
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
+  /* Nothing of ours but the three descriptors above: a descriptor some library opened
+     without O_CLOEXEC must not reach a probe's command. */
+  if ((err = posix_spawn_file_actions_addclosefrom_np(&actions, 3))) goto done;
+#endif
   /* A session (and process group) of its own; Node ignores SIGPIPE and pool threads block
      every signal: the child gets every signal back at its default and an empty mask. */
   sigset_t all, none;
@@ -340,10 +356,32 @@ static napi_value spawn(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/*
+ * supported(): whether this kernel (and any seccomp filter) lets us watch a child: a pidfd
+ * of our own process, and waitid(P_PIDFD) on it answering ECHILD (we are not our own child)
+ * rather than EINVAL (Linux 5.3) or ENOSYS/EPERM. When it says false, Node's spawn serves.
+ */
+static napi_value supported(napi_env env, napi_callback_info info) {
+  (void)info;
+  int ok = 0;
+  int fd = pidfd_open_(getpid());
+  if (fd >= 0) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG) != 0 && errno == ECHILD) ok = 1;
+    close(fd);
+  }
+  napi_value result;
+  napi_get_boolean(env, ok, &result);
+  return result;
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn;
   napi_create_function(env, "spawn", NAPI_AUTO_LENGTH, spawn, NULL, &fn);
   napi_set_named_property(env, exports, "spawn", fn);
+  napi_create_function(env, "supported", NAPI_AUTO_LENGTH, supported, NULL, &fn);
+  napi_set_named_property(env, exports, "supported", fn);
   napi_add_env_cleanup_hook(env, cleanup, NULL);
   return exports;
 }

@@ -28,7 +28,6 @@ import {
   readSync,
   statSync,
 } from 'node:fs';
-import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { getSystemErrorMap } from 'node:util';
 import { realClock, type Clock } from './clock.js';
@@ -160,6 +159,12 @@ export function endedByTimeout(fired: boolean, exit: ProcessExit): boolean {
 export function spawnGroup(options: SpawnGroupOptions): Promise<ProcessGroup> {
   const [file, ...args] = options.argv;
   if (file === undefined || file === '') return Promise.reject(spawnError('exec: no command', 'ENOENT'));
+  // Callers from JavaScript: a wrong type is named here, not as whatever it breaks later.
+  const notString = options.argv.findIndex((part) => typeof part !== 'string');
+  if (notString >= 0) return Promise.reject(new TypeError(`argv[${notString}] must be a string, got ${typeof options.argv[notString]}`));
+  if (options.maxOutputBytes !== undefined && (typeof options.maxOutputBytes !== 'number' || Number.isNaN(options.maxOutputBytes))) {
+    return Promise.reject(new TypeError(`maxOutputBytes must be a number of bytes, got ${String(options.maxOutputBytes)}`));
+  }
   // Before the start, so that the leader and all it will start come after this mark.
   const mark = turnPidMark();
   let starting: Promise<StartedProcess>;
@@ -198,10 +203,10 @@ function watchChild(child: StartedProcess, options: SpawnGroupOptions, mark: Pid
     },
   );
 
-  child.onExit(({ code, signal }) => {
+  child.onExit(({ code, signal, signalNumber }) => {
     running = false;
     exitSignal = signal;
-    exitCode = code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0);
+    exitCode = code ?? 128 + (signalNumber ?? 0);
     // The leader is gone: end the rest of its tree, as a PID namespace would. Usually
     // nothing is left, which a few cheap reads can prove (see treeMayRemain); the full
     // freeze-scan-kill reads all of /proc, several milliseconds with the event loop blocked.
@@ -276,7 +281,8 @@ function capture(
   return { kept: () => Buffer.concat(chunks, size), closed, isOpen: () => open };
 }
 
-function spawnError(message: string, code: string): SpawnError {
+/** A start that failed, worded and coded as a {@link SpawnError}. */
+export function spawnError(message: string, code: string): SpawnError {
   return Object.assign(new Error(message), { code });
 }
 
@@ -291,6 +297,8 @@ function describeSpawnError(err: unknown, file: string, cwd: string | undefined)
   }
   if (code === 'ENOENT') return spawnError(`fork/exec ${file}: no such file or directory`, code);
   if (code === 'EACCES') return spawnError(`fork/exec ${file}: permission denied`, code);
+  // libuv has no text for it: a file that is neither a program nor a `#!` script.
+  if (code === 'ENOEXEC') return spawnError(`fork/exec ${file}: exec format error`, code);
   // libuv's strerror texts are Go's (syscall.Errno) too: "argument list too long", ...
   const errno = (err as NodeJS.ErrnoException | undefined)?.errno;
   const known = errno === undefined ? undefined : getSystemErrorMap().get(errno)?.[1];

@@ -10,8 +10,13 @@
  *   loop never waits for an exec (≈ 0.75 ms of CPU per `/bin/true` with children, against
  *   ≈ 1.6 ms for Node's spawn). Exit comes from a pidfd polled on the event loop.
  * - `node`: `child_process.spawn` (fork, then wait for the exec, in this thread), used when
- *   the addon was not built or cannot load, on other systems than Linux, or when
- *   `PROBELET_NATIVE_SPAWN=0` (read at every start, so tests can run both).
+ *   the addon was not built or cannot load, when the kernel cannot watch a child through a
+ *   pidfd (before Linux 5.4, or a seccomp filter that refuses it: the addon's `supported()`),
+ *   on other systems than Linux, or when `PROBELET_NATIVE_SPAWN=0` (read at every start,
+ *   so tests can run both). Two things only the native one sees: a child ended by a
+ *   real-time signal (Node reports neither code nor signal), and a file without a `#!`
+ *   line, which Node's spawn runs through `/bin/sh` where an exec (and the kubelet's, in
+ *   a container) fails with `exec format error`.
  */
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -22,10 +27,12 @@ import { getSystemErrorName } from 'node:util';
 
 export type PrimitiveName = 'native' | 'node';
 
-/** How the leader ended: `code` when it exited, `signal` when a signal ended it. */
+/** How the leader ended: `code` when it exited, `signal` (and its number) when a signal ended it. */
 export interface PrimitiveExit {
   code: number | null;
+  /** Null for a signal Node has no name for (a real-time one): `signalNumber` still says which. */
   signal: NodeJS.Signals | null;
+  signalNumber: number | null;
 }
 
 export interface StartedProcess {
@@ -60,6 +67,8 @@ interface SpawnAddon {
     onStart: (error: number, pid: number, stdoutFd: number, stderrFd: number) => void,
     onExit: (code: number, signal: number) => void,
   ): void;
+  /** Whether pidfds can watch a child here (see native/spawn.c). */
+  supported(): boolean;
 }
 
 let addon: SpawnAddon | null | undefined;
@@ -71,12 +80,22 @@ function loadAddon(): SpawnAddon | null {
   if (process.platform !== 'linux') return addon;
   try {
     // src/util and dist/util are both two levels below the package root, where node-gyp builds.
-    const required: unknown = createRequire(import.meta.url)('../../build/Release/probelet_spawn.node');
-    if (typeof (required as Partial<SpawnAddon>).spawn === 'function') addon = required as SpawnAddon;
+    addon = usableAddon(createRequire(import.meta.url)('../../build/Release/probelet_spawn.node'));
   } catch {
     // Not built (no compiler at install) or not loadable: the fallback is complete.
   }
   return addon;
+}
+
+/**
+ * The addon, if it is one and this kernel lets it watch a child. Without that check every
+ * command would fail to start (no pidfd), or start and never be seen to end (no
+ * waitid(P_PIDFD)), where Node's spawn works.
+ */
+export function usableAddon(required: unknown): SpawnAddon | null {
+  const candidate = required as Partial<SpawnAddon> | null | undefined;
+  if (typeof candidate?.spawn !== 'function' || typeof candidate.supported !== 'function') return null;
+  return candidate.supported() ? (candidate as SpawnAddon) : null;
 }
 
 /** Whether the addon was built and loads here (whatever PROBELET_NATIVE_SPAWN says). */
@@ -87,11 +106,6 @@ export function nativeAddonLoaded(): boolean {
 /** The primitive the next start will use. */
 export function currentPrimitive(): PrimitiveName {
   return process.env.PROBELET_NATIVE_SPAWN !== '0' && loadAddon() !== null ? 'native' : 'node';
-}
-
-/** Whether starts are cheap here (native): then a spawner process is not worth having. */
-export function nativeSpawnAvailable(): boolean {
-  return currentPrimitive() === 'native';
 }
 
 /**
@@ -118,10 +132,11 @@ function startNative(native: SpawnAddon, { argv, env, cwd }: PrimitiveOptions): 
       argv,
       // null: the addon passes `environ`, which process.env writes through to.
       env === undefined ? null : Object.entries(env).map(([k, v]) => `${k}=${v}`),
-      cwd ?? null,
+      // An empty directory is this one, as for Node's spawn and Go's os/exec.
+      cwd || null,
       (error, pid, outFd, errFd) => {
         if (error !== 0) {
-          const code = getSystemErrorName(error);
+          const code = errnoName(error);
           reject(Object.assign(new Error(`spawn ${argv[0]} ${code}`), { code, errno: error }));
           return;
         }
@@ -133,7 +148,8 @@ function startNative(native: SpawnAddon, { argv, env, cwd }: PrimitiveOptions): 
           onExit: exit.listen,
         });
       },
-      (code, signal) => exit.fire(signal === 0 ? { code, signal: null } : { code: null, signal: signalName(signal) }),
+      (code, signal) =>
+        exit.fire(signal === 0 ? { code, signal: null, signalNumber: null } : { code: null, signal: signalName(signal), signalNumber: signal }),
     );
   });
 }
@@ -156,9 +172,22 @@ function exitSignal(): { fire(exit: PrimitiveExit): void; listen(fn: (exit: Prim
 
 let signalNames: Map<number, NodeJS.Signals> | undefined;
 
-function signalName(signal: number): NodeJS.Signals {
+function signalName(signal: number): NodeJS.Signals | null {
   signalNames ??= new Map(Object.entries(osConstants.signals).map(([name, n]) => [n, name as NodeJS.Signals] as const));
-  return signalNames.get(signal) ?? 'SIGKILL';
+  return signalNames.get(signal) ?? null;
+}
+
+let errnoNames: Map<number, string> | undefined;
+
+/**
+ * libuv's name for a negative errno, or the system's where libuv has none (ENOEXEC: a file
+ * that is not a program), instead of `Unknown system error -8`.
+ */
+function errnoName(error: number): string {
+  const name = getSystemErrorName(error);
+  if (!name.startsWith('Unknown system error')) return name;
+  errnoNames ??= new Map(Object.entries(osConstants.errno).map(([key, n]) => [n, key] as const));
+  return errnoNames.get(-error) ?? name;
 }
 
 function startNode({ argv, env, cwd }: PrimitiveOptions): Promise<StartedProcess> {
@@ -168,7 +197,7 @@ function startNode({ argv, env, cwd }: PrimitiveOptions): Promise<StartedProcess
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: env ?? process.env,
-      cwd,
+      cwd: cwd || undefined,
       windowsHide: true,
     });
     let started = false;
@@ -179,7 +208,7 @@ function startNode({ argv, env, cwd }: PrimitiveOptions): Promise<StartedProcess
       if (!started) reject(err);
     });
     child.once('exit', (code, signal) => {
-      exit.fire({ code, signal });
+      exit.fire({ code, signal, signalNumber: signal === null ? null : (osConstants.signals[signal] ?? null) });
     });
     child.once('spawn', () => {
       started = true;

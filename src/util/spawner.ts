@@ -42,9 +42,9 @@ import {
   type ProcessExit,
   type ProcessGroup,
   type SpawnGroupOptions,
-  type SpawnError,
+  spawnError,
 } from './process.js';
-import { nativeSpawnAvailable } from './spawn-primitive.js';
+import { currentPrimitive } from './spawn-primitive.js';
 import type { SpawnerReply, SpawnerRequest } from './spawner-protocol.js';
 
 /** Starts process groups; `close()` kills what still runs and stops the spawner process. */
@@ -89,7 +89,7 @@ class HelperSpawner implements Spawner {
 
   spawnGroup(options: SpawnGroupOptions): Promise<ProcessGroup> {
     if (this.closing) return Promise.reject(spawnError('exec: spawner is closed', 'ECANCELED'));
-    if (this.direct || nativeSpawnAvailable() || options.onOutput !== undefined || !options.argv[0]) {
+    if (this.direct || currentPrimitive() === 'native' || options.onOutput !== undefined || !options.argv[0]) {
       return spawnDirect(options);
     }
     return new Promise<ProcessGroup>((resolve, reject) => {
@@ -98,7 +98,7 @@ class HelperSpawner implements Spawner {
   }
 
   ready(): Promise<boolean> {
-    if (this.direct || this.closing || nativeSpawnAvailable()) return Promise.resolve(false);
+    if (this.direct || this.closing || currentPrimitive() === 'native') return Promise.resolve(false);
     if (this.ready_) return Promise.resolve(true);
     refAll(this.child ?? this.start(), true);
     return new Promise<boolean>((resolve) => this.readyWaiters.push(resolve));
@@ -295,10 +295,6 @@ function refAll(child: ChildProcess, on: boolean): void {
       else stream.unref();
     }
   }
-}
-
-function spawnError(message: string, code: string): SpawnError {
-  return Object.assign(new Error(message), { code });
 }
 
 let shared: HelperSpawner | undefined;

@@ -125,6 +125,11 @@ describe.each(PRIMITIVES)('runProcess (%s spawn)', (primitive) => {
     await expect(runProcess({ argv: [] })).rejects.toThrow('exec: no command');
   });
 
+  it('names a wrong type from JavaScript callers: an argument that is not a string, a NaN output cap', async () => {
+    await expect(runProcess({ argv: ['echo', 1 as unknown as string] })).rejects.toThrow('argv[1] must be a string, got number');
+    await expect(runProcess({ argv: ['echo'], maxOutputBytes: Number.NaN })).rejects.toThrow('maxOutputBytes must be a number of bytes, got NaN');
+  });
+
   it('reports EACCES for a file that is not executable', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'probelet-eacces-'));
     const file = join(dir, 'not-executable');
