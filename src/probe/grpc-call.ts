@@ -127,6 +127,8 @@ class HealthCheckCall {
   private stream: http2.ClientHttp2Stream | undefined;
   private ready = false;
   private done = false;
+  /** A call the server never started (refused stream, GOAWAY before it) is retried once, as grpc-js does. */
+  private retriedTransparently = false;
 
   // The call's state, as grpc-js's Http2SubchannelCall keeps it.
   private httpStatus: number | undefined;
@@ -172,7 +174,9 @@ class HealthCheckCall {
     socket.once('connect', () => {
       if (this.done || socket !== this.socket) return;
       socket.setNoDelay(true);
-      const session = http2.connect(`http://${this.authority}`, { ...SESSION_OPTIONS, createConnection: () => socket });
+      // The URL only names the scheme (`:authority` is sent explicitly): a host such as
+      // `fe80::1%eth0` is no valid URL, and a throw here would escape the probe.
+      const session = http2.connect('http://localhost', { ...SESSION_OPTIONS, createConnection: () => socket });
       this.session = session;
       session.on('error', () => this.attemptFailed(socket));
       session.once('close', () => this.attemptFailed(socket));
@@ -184,7 +188,7 @@ class HealthCheckCall {
   private attemptFailed(socket: net.Socket): void {
     if (this.done || socket !== this.socket) return;
     if (this.ready) {
-      this.onDisconnect();
+      this.onDisconnect(socket);
       return;
     }
     this.dropConnection();
@@ -216,7 +220,7 @@ class HealthCheckCall {
         te: 'trailers',
       });
     } catch {
-      this.onDisconnect();
+      if (this.socket) this.onDisconnect(this.socket);
       return;
     }
     this.stream = stream;
@@ -357,6 +361,11 @@ class HealthCheckCall {
           details: `Received RST_STREAM with code ${rstCode} (Call ended without gRPC status)`,
         });
       case NGHTTP2_REFUSED_STREAM:
+        // Refused, or cut by a GOAWAY before the server took it: the server never saw the
+        // call, which grpc-js (and grpc-go) then retry on a new connection, once.
+        if (this.httpStatus === undefined && !this.retriedTransparently && realClock.now() < this.deadline) {
+          return this.retryTransparently();
+        }
         return this.endCall({ code: GrpcCode.UNAVAILABLE, details: 'Stream refused by server' });
       case NGHTTP2_CANCEL:
         return this.endCall(
@@ -390,9 +399,33 @@ class HealthCheckCall {
   }
 
   /** The connection went away during the call; the stream's own close usually says more first. */
-  private onDisconnect(): void {
+  private onDisconnect(socket: net.Socket): void {
     this.connectionDropped = true;
-    setImmediate(() => this.endCall({ code: GrpcCode.UNAVAILABLE, details: 'Connection dropped' }));
+    setImmediate(() => {
+      // Not if the call went on over a new connection (a transparent retry) meanwhile.
+      if (socket === this.socket) this.endCall({ code: GrpcCode.UNAVAILABLE, details: 'Connection dropped' });
+    });
+  }
+
+  /** The call again from the start, on a fresh connection: nothing of the first one counts. */
+  private retryTransparently(): void {
+    this.retriedTransparently = true;
+    this.dropConnection();
+    this.ready = false;
+    this.httpStatus = undefined;
+    this.encoding = 'identity';
+    this.finalStatus = undefined;
+    this.readsClosed = false;
+    this.pendingReads = 0;
+    this.servingStatus = undefined;
+    this.internalError = undefined;
+    this.connectionDropped = false;
+    this.frameHeader = Buffer.alloc(0);
+    this.frameBody = [];
+    this.frameBodyBytes = 0;
+    this.frameLength = -1;
+    this.frameCompressed = false;
+    this.dial();
   }
 
   /** The first status wins, except that an error found after an OK status replaces it. */
@@ -432,8 +465,9 @@ class HealthCheckCall {
   }
 
   /**
-   * Closes the connection with a reset rather than a FIN, like the kubelet's SO_LINGER 0
-   * dialer, so the probing side keeps no TIME_WAIT socket (kubernetes#89898).
+   * Closes the connection with a reset rather than a FIN, so the probing side keeps no
+   * TIME_WAIT socket (kubernetes#89898). The kubelet's dialer lingers 1 s instead and keeps
+   * them: probelet's choice, see the README's "Closing with a reset".
    */
   private dropConnection(): void {
     const { socket, session, stream } = this;

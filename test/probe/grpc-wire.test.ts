@@ -41,6 +41,8 @@ let lastHeaders: http2.IncomingHttpHeaders = {};
 let lastBody = Buffer.alloc(0);
 /** Server sessions still open: one that sent GOAWAY stops reading and never sees the probe's reset. */
 const sessions = new Set<http2.ServerHttp2Session>();
+/** Called with every new server session (before any stream on it). */
+let onSession: (session: http2.ServerHttp2Session) => void = () => undefined;
 
 beforeAll(async () => {
   server = http2.createServer();
@@ -48,6 +50,7 @@ beforeAll(async () => {
     sessions.add(session);
     session.on('error', () => undefined);
     session.on('close', () => sessions.delete(session));
+    onSession(session);
   });
   server.on('stream', (stream, headers) => {
     lastHeaders = headers;
@@ -138,6 +141,57 @@ describe('gRPC probe on the wire', () => {
     }, 'service unhealthy (responded with "SERVICE_UNKNOWN")'],
   ])('%s', async (_name, reply, expected) => {
     expect(await probeWith(reply)).toBe(expected);
+  });
+
+  /** The first call gets `first`, every later one a SERVING answer; how many calls came. */
+  async function firstThenServing(first: Answer): Promise<[string, number]> {
+    let calls = 0;
+    const output = await probeWith((s) => (++calls === 1 ? first(s) : withOkTrailers(frame([8, 1]))(s)));
+    return [output, calls];
+  }
+
+  it('a refused stream is retried once, transparently, as grpc-js did', async () => {
+    expect(await firstThenServing((s) => s.close(http2.constants.NGHTTP2_REFUSED_STREAM))).toEqual(['service healthy', 2]);
+  });
+
+  it('a GOAWAY before the call (a server draining): the call is retried on a new connection', async () => {
+    let opened = 0;
+    onSession = (session) => {
+      if (++opened === 1) session.goaway(http2.constants.NGHTTP2_NO_ERROR, 0);
+    };
+    try {
+      expect(await probeWith(withOkTrailers(frame([8, 1])))).toBe('service healthy');
+      expect(opened).toBe(2);
+    } finally {
+      onSession = () => undefined;
+    }
+  });
+
+  it('the header order grpc-js sent (metadata in its order after the pseudo-headers)', async () => {
+    await probeWith(withOkTrailers(frame([8, 1])));
+    expect(Object.keys(lastHeaders).filter((name) => !name.startsWith(':'))).toEqual([
+      'grpc-accept-encoding',
+      'accept-encoding',
+      'grpc-timeout',
+      'user-agent',
+      'content-type',
+      'te',
+    ]);
+  });
+});
+
+describe('gRPC probe to an IPv6 address with a zone', () => {
+  it('probes it (the zone is no valid URL host, and must not throw out of the probe)', async () => {
+    const v6 = http2.createServer();
+    v6.on('stream', (stream) => withOkTrailers(frame([8, 1]))(stream));
+    v6.on('session', (session) => session.on('error', () => undefined));
+    await new Promise<void>((resolve) => v6.listen(0, '::1', resolve));
+    try {
+      const result = await probeGrpc('::1%lo', (v6.address() as AddressInfo).port, '', 1000);
+      expect(result.output).toBe('service healthy');
+    } finally {
+      await new Promise((resolve) => v6.close(resolve));
+    }
   });
 });
 

@@ -107,4 +107,3 @@ export function createCriClient(endpoint: string): CriClient {
 }
 
 export { grpcCode, grpcMessage } from './grpc-error.js';
-export { status as GrpcStatus } from '@grpc/grpc-js';
