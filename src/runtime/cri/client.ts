@@ -106,4 +106,3 @@ export function createCriClient(endpoint: string): CriClient {
   return out as unknown as CriClient;
 }
 
-export { grpcCode, grpcMessage } from './grpc-error.js';
