@@ -105,4 +105,3 @@ export function createCriClient(endpoint: string): CriClient {
   for (const name of IMAGE_METHODS) out[name] = bind(image, name);
   return out as unknown as CriClient;
 }
-
