@@ -240,8 +240,8 @@ export class CriRuntime implements ContainerRuntime {
     } catch (err) {
       startError = grpcMessage(err);
     }
-    await this.refresh(record, false);
-    if (startError !== undefined && record.status.state !== 'exited') {
+    const found = await this.refresh(record, false);
+    if (startError !== undefined && (!found || record.status.state !== 'exited')) {
       // containerd reports a failed start as exited 128 StartError; a runtime that does not still means it.
       Object.assign(record.status, { state: 'exited', exitCode: 128, reason: 'StartError', message: startError, finishedAt: this.clock.now() });
     }
@@ -412,25 +412,32 @@ export class CriRuntime implements ContainerRuntime {
     }
   }
 
-  /** Reads the container's status from the runtime; emits `exited` when it has just stopped. */
-  private async refresh(record: ContainerRecord, emit = true): Promise<void> {
+  /**
+   * Reads the container's status from the runtime; emits `exited` when it has just stopped.
+   * Resolves whether the runtime still had the container (true too when it could not tell).
+   */
+  private async refresh(record: ContainerRecord, emit = true): Promise<boolean> {
     let status: cri.ContainerStatus | undefined;
     try {
       status = (await this.client.ContainerStatus({ container_id: record.criID })).status;
     } catch (err) {
-      if (grpcCode(err) !== GrpcStatus.NOT_FOUND) return;
+      if (grpcCode(err) !== GrpcStatus.NOT_FOUND) return true;
     }
     const wasRunning = record.status.state === 'running';
     if (!status) {
-      // Gone from the runtime (removed behind our back): it is not running any more. The
-      // kubelet words a container it can no longer find this way (kubelet_pods.go).
-      if (record.status.state !== 'exited') {
+      // Gone from the runtime (removed behind our back): it is not running any more. A
+      // running one is worded as the kubelet words it (kubelet_pods.go); upstream has no
+      // words for one that never ran.
+      if (wasRunning) {
         Object.assign(record.status, { state: 'exited', exitCode: 137, reason: VANISHED_REASON, message: VANISHED_MESSAGE, finishedAt: this.clock.now() });
+      } else if (record.status.state !== 'exited') {
+        Object.assign(record.status, { state: 'exited', exitCode: record.status.exitCode ?? 137, reason: 'Error', finishedAt: this.clock.now() });
       }
     } else {
       record.status = { ...record.status, ...fromCriStatus(status) };
     }
     if (emit && wasRunning && record.status.state === 'exited') this.events.emit('exited', record.status);
+    return status !== undefined;
   }
 
   private assertOpen(): void {
