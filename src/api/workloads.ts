@@ -116,19 +116,31 @@ function controllerPodName(kind: string, name: string, template: unknown, nowMs:
 export function namesPodOf(kind: string, object: Record<string, unknown>, podName: string): boolean {
   const meta = isRecord(object['metadata']) ? (object['metadata'] as ObjectMeta) : {};
   const name = meta.name ?? '';
-  if (name === '' || podName === name) return podName !== '';
+  if (podName === '') return false;
+  // Unnamed (a Pod with only generateName): what the apiserver would name it, nothing else.
+  if (name === '') return generatedFrom(meta.generateName ?? '', podName);
+  if (podName === name) return true;
   let template: unknown = object;
   for (const key of templatePathOf(kind)) template = isRecord(template) ? template[key] : undefined;
   const given = controllerPodName(kind, name, template, 0);
   if (given.name !== undefined) return podName === given.name;
-  const prefix = kind === 'CronJob' ? new RegExp(`^${escapeRegExp(name)}-\\d+-`).exec(podName)?.[0] : given.generateName;
-  if (prefix === undefined || !podName.startsWith(prefix)) return false;
+  const prefix = kind === 'CronJob' ? cronJobPodPrefix(name, podName) : given.generateName;
+  return prefix !== undefined && generatedFrom(prefix, podName);
+}
+
+/** `generateName` plus the five characters the apiserver appends. */
+function generatedFrom(prefix: string, podName: string): boolean {
+  if (prefix === '' || !podName.startsWith(prefix)) return false;
   const suffix = podName.slice(prefix.length);
   return suffix.length === 5 && [...suffix].every((c) => SAFE_ALPHABET.includes(c));
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** `NAME-MINUTE-` at the start of a CronJob's pod name, any scheduled minute (not known here). */
+function cronJobPodPrefix(name: string, podName: string): string | undefined {
+  if (!podName.startsWith(`${name}-`)) return undefined;
+  const dash = podName.indexOf('-', name.length + 1);
+  const minute = podName.slice(name.length + 1, dash);
+  return dash > 0 && /^\d+$/.test(minute) ? podName.slice(0, dash + 1) : undefined;
 }
 
 /** The characters Kubernetes uses for generated names and hashes (`rand.SafeEncodeString`): no vowels, no look-alikes. */

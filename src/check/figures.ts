@@ -13,18 +13,18 @@ import type { ContainerContext } from './types.js';
 export function figureFor(figures: ReadonlyMap<string, number> | undefined, ctx: ContainerContext, suffix = ''): number | undefined {
   if (figures === undefined || figures.size === 0) return undefined;
   const own = `${ctx.container.name ?? ''}${suffix}`;
-  for (const [key, value] of figures) {
-    const slash = key.indexOf('/');
-    if (slash > 0 && key.slice(slash + 1) === own && namesPodOf(ctx.object.kind, ctx.object.value, key.slice(0, slash))) return value;
-  }
+  for (const [key, value] of figures) if (key !== own && designates(key, ctx, suffix)) return value;
   return figures.get(own);
 }
 
-/** Whether `key` (a flag's name part) designates this container. */
-export function keyMatches(key: string, ctx: ContainerContext): boolean {
-  const name = ctx.container.name ?? '';
+/**
+ * Whether `key` designates this container (`suffix` as for {@link figureFor}): `CONTAINER`
+ * plus the suffix exactly, or `POD/` and that, with POD naming this object's pod. The one
+ * reading of a key, for finding a figure and for telling the user which keys found nothing.
+ */
+export function designates(key: string, ctx: ContainerContext, suffix: string): boolean {
+  const own = `${ctx.container.name ?? ''}${suffix}`;
+  if (key === own) return true;
   const slash = key.indexOf('/');
-  const rest = slash > 0 ? key.slice(slash + 1) : key;
-  if (rest !== name && !(rest.startsWith(`${name}.`) && !rest.slice(name.length + 1).includes('.'))) return false;
-  return slash <= 0 || namesPodOf(ctx.object.kind, ctx.object.value, key.slice(0, slash));
+  return slash > 0 && key.slice(slash + 1) === own && namesPodOf(ctx.object.kind, ctx.object.value, key.slice(0, slash));
 }

@@ -10,7 +10,7 @@ import type { Container, Pod } from '../api/types.js';
 import { validatePod } from '../api/validation.js';
 import { isRecord } from '../api/workloads.js';
 import { computeBudget } from './budgets.js';
-import { keyMatches } from './figures.js';
+import { designates } from './figures.js';
 import { rules as allRules, VALIDATION_RULE_ID } from './rules/index.js';
 import type { CheckOptions, ContainerBudget, ContainerContext, ContainerRole, Finding, ObjectRef, Rule, RuleFinding, Severity } from './types.js';
 
@@ -44,21 +44,32 @@ export function checkManifests(load: ManifestLoad, options: CheckRunOptions): Ch
  * budgets, so a loader's sink can hand objects straight in and none of them outlives its
  * check (see `ObjectSink`); `finish` returns the result with the loader's problems first.
  */
+/** A figure's key that designated no container: which flag's (`startupTime`, `probeP99`) and the key. */
+export interface UnmatchedKey {
+  figure: 'startupTime' | 'probeP99';
+  key: string;
+}
+
 export function createChecker(options: CheckRunOptions): {
   add(object: ManifestObject): void;
   finish(loadProblems: readonly ManifestProblem[]): CheckResult;
   /** Keys of `startupTimes` and `measuredP99` that designated no container of the objects added. */
-  unmatchedKeys(): string[];
+  unmatchedKeys(): UnmatchedKey[];
 } {
   const result: CheckResult = { findings: [], containers: [], problems: [] };
-  const keys = [...options.startupTimes.keys(), ...(options.measuredP99?.keys() ?? [])];
-  const matched = new Set<string>();
+  // A startup time names a container; a p99 a container's probe (the key's own `.KIND`).
+  const keys: UnmatchedKey[] = [
+    ...[...options.startupTimes.keys()].map((key) => ({ figure: 'startupTime' as const, key })),
+    ...[...(options.measuredP99?.keys() ?? [])].map((key) => ({ figure: 'probeP99' as const, key })),
+  ];
+  const suffixOf = ({ figure, key }: UnmatchedKey): string => (figure === 'startupTime' ? '' : key.slice(key.lastIndexOf('.')));
+  const matched = new Set<UnmatchedKey>();
   const rules = (options.rules ?? allRules).filter((r) => !options.disabled?.has(r.id));
   return {
     add: (one) => {
       try {
         checkObject(one, rules, options, result, keys.length === 0 ? undefined : (ctx) => {
-          for (const key of keys) if (!matched.has(key) && keyMatches(key, ctx)) matched.add(key);
+          for (const key of keys) if (!matched.has(key) && designates(key.key, ctx, suffixOf(key))) matched.add(key);
         });
       } catch (err) {
         // A shape no rule foresaw must cost this object only, never the other documents.

@@ -58,11 +58,13 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   const checker = createChecker({ startupTimes, measuredP99, disabled });
   const loaded = await loadManifests(paths, { ...load, sink: (object) => checker.add(object) });
   const result = checker.finish(loaded.problems);
-  for (const key of checker.unmatchedKeys()) {
-    const flag = startupTimes.has(key) ? '--startup-time' : '--probe-p99';
-    io.stderr(`probelet: ${flag} ${key}: no container of that name in the input (give CONTAINER, or POD/CONTAINER with POD the object's name or the pod name probelet run printed); ignored\n`);
-  }
   for (const problem of result.problems) io.stderr(`${formatProblem(problem)}\n`);
+  // After the problems: with some of the input unread, a key may be for what could not be read.
+  const where = result.problems.length > 0 ? 'in the input that could be read' : 'in the input';
+  for (const { figure, key } of checker.unmatchedKeys()) {
+    const flag = figure === 'startupTime' ? '--startup-time' : '--probe-p99';
+    io.stderr(`probelet: ${flag} ${key}: no container of that name ${where} (give CONTAINER, or POD/CONTAINER with POD the object's name or the pod name probelet run printed); ignored\n`);
+  }
   if (flags.output === 'json') io.stdout(toJson(result));
   else if (flags.output === 'sarif') io.stdout(toSarif(result, ruleInfos, packageVersion()));
   else {
@@ -100,10 +102,22 @@ function parseStartupTimes(values: readonly string[]): Map<string, number> {
   for (const value of values) {
     const eq = value.indexOf('=');
     const container = value.slice(0, eq).trim();
-    if (eq <= 0 || container === '') throw new CliUsageError(`--startup-time: expected [POD/]CONTAINER=DURATION (e.g. web=40s), got ${JSON.stringify(value)}`);
-    times.set(container, parseDuration(value.slice(eq + 1), '--startup-time') / 1000);
+    if (eq <= 0 || !wellFormedKey(container)) throw new CliUsageError(`--startup-time: expected [POD/]CONTAINER=DURATION (e.g. web=40s or web-0/app=40s), got ${JSON.stringify(value)}`);
+    setOnce(times, container, parseDuration(value.slice(eq + 1), '--startup-time') / 1000, '--startup-time');
   }
   return times;
+}
+
+/** `CONTAINER` or `POD/CONTAINER`, neither part empty. */
+function wellFormedKey(key: string): boolean {
+  const slash = key.indexOf('/');
+  return key !== '' && (slash < 0 || (slash > 0 && slash < key.length - 1));
+}
+
+/** A key given twice would silently keep one of its values: say so instead. */
+function setOnce(times: Map<string, number>, key: string, value: number, flag: string): void {
+  if (times.has(key)) throw new CliUsageError(`${flag}: ${key} is given twice; give each [POD/]CONTAINER once`);
+  times.set(key, value);
 }
 
 const PROBE_KINDS = ['liveness', 'readiness', 'startup'];
@@ -115,10 +129,10 @@ function parseProbeP99(values: readonly string[]): Map<string, number> {
     const eq = value.indexOf('=');
     const key = value.slice(0, eq).trim();
     const dot = key.lastIndexOf('.');
-    if (eq <= 0 || dot <= 0 || !PROBE_KINDS.includes(key.slice(dot + 1))) {
+    if (eq <= 0 || dot <= 0 || !PROBE_KINDS.includes(key.slice(dot + 1)) || !wellFormedKey(key.slice(0, dot))) {
       throw new CliUsageError(`--probe-p99: expected [POD/]CONTAINER.PROBE=DURATION with PROBE one of ${PROBE_KINDS.join(', ')} (e.g. web.liveness=0.9s), got ${JSON.stringify(value)}`);
     }
-    times.set(key, parseDuration(value.slice(eq + 1), '--probe-p99') / 1000);
+    setOnce(times, key, parseDuration(value.slice(eq + 1), '--probe-p99') / 1000, '--probe-p99');
   }
   return times;
 }

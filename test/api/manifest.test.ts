@@ -207,6 +207,16 @@ describe('workload templates', () => {
     });
   });
 
+  it('namesPodOf: an unnamed object (generateName only) names only what the apiserver would make of it', () => {
+    const unnamed = { metadata: { generateName: 'job-' }, spec: {} };
+    expect(namesPodOf('Pod', unnamed, 'job-x2b4q')).toBe(true);
+    expect(namesPodOf('Pod', unnamed, 'web')).toBe(false);
+    expect(namesPodOf('Pod', unnamed, 'job-')).toBe(false);
+    expect(namesPodOf('Pod', { spec: {} }, 'web')).toBe(false);
+    expect(namesPodOf('CronJob', { metadata: { name: 'w' }, spec: {} }, 'w-123-x2b4q')).toBe(true);
+    expect(namesPodOf('CronJob', { metadata: { name: 'w' }, spec: {} }, 'w-12a-x2b4q')).toBe(false);
+  });
+
   it('CronJob: uses spec.jobTemplate.spec.template; template metadata wins over the workload', () => {
     const text = `apiVersion: batch/v1
 kind: CronJob

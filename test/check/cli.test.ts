@@ -136,6 +136,32 @@ describe('probelet check: figures per pod (--startup-time, --probe-p99 POD/CONTA
     expect(run.stderr).not.toContain('web/app.readiness');
     expect(exceeded(run.stdout)).toEqual([]);
   });
+
+  it('a key names a container for --startup-time and a container\'s probe for --probe-p99, each under its own flag', async () => {
+    // Not a container: its value would never be used, so it must not pass for one.
+    const run = await check({ startupTime: ['app.startup=90s'], probeP99: ['app.liveness=0.1s', 'nope.liveness=0.9s'] });
+    expect(run.stderr).toContain('probelet: --startup-time app.startup: no container of that name in the input');
+    expect(run.stderr).toContain('probelet: --probe-p99 nope.liveness: no container of that name in the input');
+    expect(run.stderr).not.toContain('app.liveness');
+    expect(exceeded(run.stdout)).toEqual([]);
+  });
+
+  it('a malformed or repeated key is a usage error that shows the form', async () => {
+    for (const startupTime of [['web/=90s'], ['/app=90s'], ['app=90s', 'app=1s']]) {
+      await expect(check({ startupTime })).rejects.toThrow(/--startup-time: (expected \[POD\/\]CONTAINER=DURATION|app is given twice)/);
+    }
+    await expect(check({ probeP99: ['web/.liveness=1s'] })).rejects.toThrow('--probe-p99: expected [POD/]CONTAINER.PROBE=DURATION');
+  });
+
+  it('an unreadable input: its problem first, then the keys that found nothing in what could be read', async () => {
+    let stderr = '';
+    const io = { stdout: () => undefined, stderr: (s: string) => void (stderr += s) };
+    await runCheck([SAME, `${FIXTURES}does-not-exist.yaml`], flags({ output: 'json', startupTime: ['nope=1s'] }), io);
+    const problem = stderr.indexOf('does-not-exist.yaml');
+    const key = stderr.indexOf('--startup-time nope: no container of that name in the input that could be read');
+    expect(problem).toBeGreaterThanOrEqual(0);
+    expect(key).toBeGreaterThan(problem);
+  });
 });
 
 describe('probelet check: --explain and suppression', () => {
