@@ -30,9 +30,6 @@ import type { ProbeType } from '../prober/types.js';
 import { formatGoDuration } from '../util/duration.js';
 import type { ContainerBudget, ContainerRole } from './types.js';
 
-// The probe's timing fields are read in one place (api/defaults.ts); re-exported for check's rules.
-export { probeTiming, type ProbeTiming };
-
 /** How a failing probe fails: at once (nothing listens yet, exec exits ≠ 0) or at its timeout (a hung app). */
 export type FailureMode = 'refused' | 'timeout';
 

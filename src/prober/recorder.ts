@@ -475,10 +475,7 @@ function toRecord(slot: AttemptSlot): ProbeAttemptRecord {
   return record;
 }
 
-/**
- * The first {@link RECORDED_TEXT_CHARS} characters, as a string of their own: a plain
- * `slice` of a long string may keep the whole original (up to 10 KiB) alive in the ring.
- */
+/** The same header names with the same values (an attempt's few recorded headers). */
 function sameHeaders(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
   const keys = Object.keys(a);
   if (keys.length !== Object.keys(b).length) return false;
@@ -486,6 +483,10 @@ function sameHeaders(a: Readonly<Record<string, string>>, b: Readonly<Record<str
   return true;
 }
 
+/**
+ * The first {@link RECORDED_TEXT_CHARS} characters, as a string of their own: a plain
+ * `slice` of a long string may keep the whole original (up to 10 KiB) alive in the ring.
+ */
 function clip(text: string): string {
   if (text.length <= RECORDED_TEXT_CHARS) return text;
   return Buffer.from(text.slice(0, RECORDED_TEXT_CHARS), 'utf8').toString('utf8');

@@ -16,10 +16,10 @@ import {
   livenessKillGraceSeconds,
   ONE_HOUR_SECONDS,
   PROBE_FIELD,
-  probeTiming,
   startupGuard,
   type StartupGuard,
 } from '../budgets.js';
+import { probeTiming } from '../../api/defaults.js';
 import type { ContainerContext, Rule, RuleFinding } from '../types.js';
 import { figureFor } from '../figures.js';
 import { who } from './probes.js';
