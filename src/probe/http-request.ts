@@ -5,7 +5,7 @@
  */
 import type { Container, HTTPGetAction, HTTPHeader } from '../api/types.js';
 import { PROBE_USER_AGENT } from './constants.js';
-import { emptyGoURL, goURLString, parseGoURL, toByteString, type GoURL } from './http-url.js';
+import { emptyGoURL, goURLString, HTTP_TOKEN, parseGoURL, toByteString, type GoURL } from './http-url.js';
 import { joinHostPort } from './net-errors.js';
 import { resolveContainerPort } from './port.js';
 
@@ -69,14 +69,12 @@ export function httpHeadersFromV1(headers: readonly HTTPHeader[]): Array<[string
   return headers.map((h) => [canonicalHeaderKey(h.name), h.value]);
 }
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]*$/;
-
 /**
  * Go's `textproto.CanonicalMIMEHeaderKey`: `accept` → `Accept`, `FOO-bAR` → `Foo-Bar`.
  * A name with a character outside the HTTP token set is returned unchanged.
  */
 export function canonicalHeaderKey(name: string): string {
-  if (!TOKEN.test(name)) return name;
+  if (!HTTP_TOKEN.test(name)) return name;
   let upper = true;
   let out = '';
   for (const c of name) {

@@ -122,13 +122,17 @@ function parseMain(raw: string): GoURL {
   return url;
 }
 
-function hasControlByte(s: string): boolean {
+/** Go's `isCTL` test over a string; `allowTab` for header values, where HTAB is legal. */
+export function hasControlByte(s: string, allowTab = false): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return true;
+    if ((c < 0x20 && !(allowTab && c === 0x09)) || c === 0x7f) return true;
   }
   return false;
 }
+
+/** An RFC 9110 token: what a header field name may be made of. */
+export const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 function splitScheme(raw: string): [string, string] {
   for (let i = 0; i < raw.length; i++) {
