@@ -11,7 +11,7 @@
  * `HandlerObservation`), so recording an attempt allocates nothing of its own. Copies
  * (`ProbeAttemptRecord`) are made only when someone reads: the API, a listener.
  */
-import type { HandlerObservation, Outcome, ProbeOutcome } from '../probe/types.js';
+import { UNSEEN, type HandlerObservation, type Outcome, type ProbeOutcome } from '../probe/types.js';
 import type { Clock } from '../util/clock.js';
 import type { ProbeNote } from './prober.js';
 import type { ProbeType, Result } from './types.js';
@@ -435,7 +435,7 @@ function newSlot(): AttemptSlot {
   };
 }
 
-/** Back to a fresh slot; `seen` keeps its shape (every key set to undefined). */
+/** Back to a fresh slot; `seen` cleared the way a retry clears it (UNSEEN: every key, set to undefined). */
 function clearSlot(slot: AttemptSlot): void {
   slot.durationMs = -1;
   slot.attempts = 0;
@@ -445,8 +445,7 @@ function clearSlot(slot: AttemptSlot): void {
   slot.errored = false;
   slot.result = undefined;
   slot.message = '';
-  const seen = slot.seen;
-  for (const key in seen) seen[key as keyof HandlerObservation] = undefined;
+  Object.assign(slot.seen, UNSEEN);
 }
 
 function toRecord(slot: AttemptSlot): ProbeAttemptRecord {
