@@ -30,10 +30,8 @@
  * machine), so that the first probes of a kubelet are not delayed by it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { realClock } from './clock.js';
 import {
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -44,6 +42,7 @@ import {
   type SpawnGroupOptions,
   spawnError,
 } from './process.js';
+import { moduleEntry } from './module-entry.js';
 import { currentPrimitive } from './spawn-primitive.js';
 import type { SpawnerReply, SpawnerRequest } from './spawner-protocol.js';
 
@@ -272,11 +271,8 @@ const SPAWNER_FLAGS = ['--single-threaded', '--max-semi-space-size=1'];
 
 /** The spawner's node arguments: the built script, or (from a source checkout) the .ts through TypeScript. */
 function spawnerArgs(): string[] {
-  const built = fileURLToPath(new URL('./spawner-main.js', import.meta.url));
-  if (existsSync(built)) return [...SPAWNER_FLAGS, built];
-  const hooks = new URL('./dev-ts-hooks.mjs', import.meta.url).href;
-  const register = `import{register}from'node:module';register(${JSON.stringify(hooks)});`;
-  return [...SPAWNER_FLAGS, '--import', `data:text/javascript,${encodeURIComponent(register)}`, fileURLToPath(new URL('./spawner-main.ts', import.meta.url))];
+  const entry = moduleEntry(import.meta.url, 'spawner-main');
+  return [...SPAWNER_FLAGS, ...entry.execArgv, entry.file];
 }
 
 function currentEnv(): Record<string, string> {
