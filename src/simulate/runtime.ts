@@ -33,6 +33,11 @@ interface SimContainer {
 export interface SimRuntimeOptions {
   clock: Clock;
   behaviours: Behaviours;
+  /**
+   * Added to every container ID's number: each simulated node counts from its own base, so
+   * that IDs stay unique across the nodes of one simulation (default 0).
+   */
+  idBase?: number;
 }
 
 /** The simulated runtime; also tells the probe handlers what a container's script says now. */
@@ -43,12 +48,14 @@ export class SimRuntime implements ContainerRuntime {
   private readonly sandboxes = new Map<string, string>();
   private readonly events = containerEvents();
   private nextID = 1;
+  private readonly idBase: number;
   /** Told of every container the kubelet stops (so that exits it caused are told apart). */
   onStop: ((containerID: string) => void) | undefined;
 
   constructor(options: SimRuntimeOptions) {
     this.clock = options.clock;
     this.behaviours = options.behaviours;
+    this.idBase = options.idBase ?? 0;
   }
 
   runPodSandbox(pod: Pod): Promise<PodSandbox> {
@@ -70,7 +77,7 @@ export class SimRuntime implements ContainerRuntime {
 
   startContainer(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus> {
     const now = this.clock.now();
-    const id = `simulate://${(this.nextID++).toString(16).padStart(12, '0')}`;
+    const id = `simulate://${(this.idBase + this.nextID++).toString(16).padStart(12, '0')}`;
     const status: RuntimeContainerStatus = {
       id,
       podUID: this.sandboxes.get(sandboxID) ?? pod.metadata?.uid ?? '',

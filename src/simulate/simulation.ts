@@ -2,8 +2,10 @@
  * One simulation: the real `Kubelet` (and with it the real ProbeManager, workers, Prober,
  * status manager and crash-loop back-off) over the simulated runtime and handlers, on a
  * FakeClock and a seeded random source. Nothing here decides what the kubelet does; it
- * only records what it did, on virtual time.
+ * only records what it did, on virtual time. More pods than one node holds run on as many
+ * simulated nodes as they need (see {@link simulate}).
  */
+import { availableParallelism } from 'node:os';
 import { admitPods } from '../api/admit.js';
 import type { Event, Pod, PodStatus } from '../api/types.js';
 import { createEventRecorder } from '../kubelet/events.js';
@@ -14,8 +16,10 @@ import type { ProbeType } from '../prober/types.js';
 import { FakeClock } from '../util/clock.js';
 import type { Behaviours } from './behaviour.js';
 import { simulatedHandlers, type ProbeCounter } from './handlers.js';
+import { driveNodes, localNodes, nodeOptions, podsByNode } from './nodes.js';
 import { seededRandom } from './random.js';
 import { SimRuntime } from './runtime.js';
+import { threadNodes } from './threads.js';
 
 /** Virtual time starts here (a fixed instant, so every output is the same every time). */
 export const SIMULATION_ORIGIN_MS = Date.UTC(2026, 0, 1);
@@ -37,6 +41,11 @@ export interface SimulationOptions {
   onEvent?: (event: Event, tMs: number) => void;
   /** Keep every probe attempt in the flight recorder and return the whole timeline (for `--ui`). */
   record?: boolean;
+  /**
+   * Worker threads for a simulation of more than one node (default: the machine's
+   * available parallelism; 1: none). The output is the same for any number.
+   */
+  threads?: number;
 }
 
 /** A probe-triggered kill, from the kubelet's `Killing` event. */
@@ -94,12 +103,16 @@ export interface RunningSimulation {
   finish(): Promise<SimulationResult>;
 }
 
-/** Starts a simulation: the pods are added at virtual time 0; time moves only with `advance`. */
-export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): RunningSimulation {
+/**
+ * Starts a simulation on one node: the pods are added at virtual time 0; time moves only
+ * with `advance`. `node` (0 by default) is the node's place among the nodes of a bigger
+ * simulation: it names the node, derives its seed and keeps its container IDs apart.
+ */
+export function startSimulation(options: Omit<SimulationOptions, 'forMs'>, node = 0): RunningSimulation {
   const clock = new FakeClock(SIMULATION_ORIGIN_MS, { settle: 'microtasks' });
   const t = (): number => clock.now() - SIMULATION_ORIGIN_MS;
-  const runtime = new SimRuntime({ clock, behaviours: options.behaviours });
-  const recorder = createEventRecorder({ clock, host: SIMULATED_HOST });
+  const runtime = new SimRuntime({ clock, behaviours: options.behaviours, idBase: node * NODE_ID_SPAN });
+  const recorder = createEventRecorder({ clock, host: nodeName(node) });
   const counter: ProbeCounter = { probes: 0 };
   const prober = new Prober({
     runner: { runInContainer: (id, cmd, ms) => runtime.execSync(id, cmd, ms) },
@@ -112,7 +125,7 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): Runn
   const kubelet = new Kubelet({
     runtime,
     clock,
-    random: seededRandom(options.seed),
+    random: seededRandom(nodeSeed(options.seed, node)),
     recorder,
     prober,
     kubeletRestart: options.kubeletRestart === true,
@@ -209,9 +222,33 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>): Runn
   };
 }
 
-/** Runs the pods for `forMs` of virtual time and tells what happened. */
+/** Container IDs of node N are numbered from N × this (12 hex digits hold 256 nodes' worth). */
+const NODE_ID_SPAN = 2 ** 40;
+
+/** The first node is `probelet-simulate`, the next `probelet-simulate-2`, … */
+export function nodeName(node: number): string {
+  return node === 0 ? SIMULATED_HOST : `${SIMULATED_HOST}-${node + 1}`;
+}
+
+/** Node 0 plays `--seed` itself (a simulation that fits one node is what it always was); the others a seed of their own. */
+function nodeSeed(seed: number, node: number): number {
+  return (seed + Math.imul(node, 0x9e3779b9)) >>> 0;
+}
+
+/**
+ * Runs the pods for `forMs` of virtual time and tells what happened. The pods of one
+ * node (`MAX_PODS_PER_NODE`, the kubelet's default `maxPods`: 110) run on one kubelet;
+ * more on as many simulated nodes as they need (nodes.ts), on worker threads when the
+ * machine has more than one core.
+ */
 export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
-  const running = startSimulation(options);
-  await running.advance(options.forMs);
-  return running.finish();
+  const groups = podsByNode(options.pods);
+  if (groups.length <= 1) {
+    const running = startSimulation(options);
+    await running.advance(options.forMs);
+    return running.finish();
+  }
+  const threads = Math.min(options.threads ?? availableParallelism(), groups.length);
+  const shared = nodeOptions(options);
+  return driveNodes(threads > 1 ? threadNodes(groups, shared, threads) : localNodes(groups, shared, startSimulation), options);
 }
