@@ -18,12 +18,12 @@ import { startServer, type RunningServer } from '../server/server.js';
 import { timelineView, type Timeline } from '../server/timeline.js';
 import { formatGoDuration } from '../util/duration.js';
 import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
-import { CliUsageError, type CliIO } from './io.js';
+import { CliUsageError, processIO, type CliIO } from './io.js';
 import { createLiveView, type OutputFormat } from './live-view.js';
 import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
 import { printRejected } from './run-input.js';
 import { parseSweep, readBehaviours, sweptBehaviours, type SweepPlan } from './simulate-input.js';
-import { processSignals } from './terminal.js';
+import { exitWhenOutputCloses, processSignals } from './terminal.js';
 import { formatTable } from './view.js';
 
 interface SimulateFlags {
@@ -66,7 +66,12 @@ export function registerSimulateCommand(program: Command, io: CliIO, setExit: (c
         ...(typeof raw['sweep'] === 'string' ? { sweep: raw['sweep'] } : {}),
         ...(raw['ui'] === true ? { ui: '127.0.0.1:0' } : typeof raw['ui'] === 'string' ? { ui: raw['ui'] } : {}),
       };
-      setExit(await runSimulate(files, flags, io));
+      const offOutput = io === processIO ? exitWhenOutputCloses() : () => undefined;
+      try {
+        setExit(await runSimulate(files, flags, io));
+      } finally {
+        offOutput();
+      }
     });
 }
 

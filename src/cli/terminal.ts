@@ -52,3 +52,15 @@ export const processSignals: SignalSource = {
     };
   },
 };
+
+/**
+ * For a command with nothing to undo (`simulate`: no process, file or thread outlives it):
+ * once stdout's reader is gone (`probelet simulate … | head`), end the process at once with
+ * status 0 — what a writer killed by SIGPIPE does, without Node's EPIPE stack trace. Until
+ * the returned function is called.
+ */
+export function exitWhenOutputCloses(): () => void {
+  const onOutputError = (): void => process.exit(0);
+  process.stdout.on('error', onOutputError);
+  return () => void process.stdout.off('error', onOutputError);
+}

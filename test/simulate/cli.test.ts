@@ -2,6 +2,8 @@
  * `probelet simulate` as users call it: output shapes, determinism, bad input (exit 2), and
  * `--sweep` thresholds against the startup budget formula.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +12,7 @@ import { loadManifests } from '../../src/api/documents.js';
 import { podsOf } from '../../src/api/manifest.js';
 import { setPodDefaults } from '../../src/api/defaults.js';
 import { computeBudget, startupGuard } from '../../src/check/budgets.js';
-import { runCli } from '../cli/helpers.js';
+import { BIN, REPO_ROOT, runCli } from '../cli/helpers.js';
 
 const DEMO = 'examples/demo/pod.yaml';
 const DEPLOYMENT = 'examples/simulate/deployment.yaml';
@@ -153,6 +155,22 @@ describe('probelet simulate', () => {
     const refused = await runCli(['simulate', DEMO, '--behavior', bad]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`probelet: --behavior ${bad}: app.script: unknown state "hop"`);
+  });
+
+  it('stops quietly, exit 0, when its output is closed (`probelet simulate … | head`)', async () => {
+    // The built command as its own process: 24 h of the demo pod is far more than a pipe holds.
+    const child = spawn(process.execPath, [BIN, 'simulate', DEMO, '--behavior', 'examples/simulate/demo-behaviour.yaml', '--for', '24h'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    child.stdout.once('data', () => child.stdout.destroy());
+    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const [code] = (await once(child, 'close')) as [number | null];
+    clearTimeout(killer);
+    expect(stderr).not.toContain('EPIPE');
+    expect(code).toBe(0);
   });
 });
 
