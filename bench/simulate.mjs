@@ -10,7 +10,6 @@
  * thread (`threads: 1`) shows what the threads add.
  */
 import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import yaml from 'js-yaml';
 
@@ -21,7 +20,7 @@ const { admitForSimulation } = await import(dist('simulate/pods.js'));
 const { simulate } = await import(dist('simulate/simulation.js'));
 const { parseScript } = await import(dist('simulate/script.js'));
 const { FakeClock } = await import(dist('util/clock.js'));
-const { MAX_PODS_PER_NODE } = await import(dist('simulate/nodes.js'));
+const { simulationPlan } = await import(dist('simulate/nodes.js'));
 
 const here = (/** @type {string} */ p) => fileURLToPath(new URL(p, import.meta.url));
 
@@ -63,23 +62,23 @@ async function baseline(/** @type {number} */ timers, /** @type {number} */ perI
 
 /**
  * @param {string} name @param {number} copies @param {number} hours @param {number} goalS
- * @param {number} [threads] worker threads (default: as `probelet simulate`, the machine's cores)
+ * @param {number} [threads] worker threads at most (default: as `probelet simulate` plans them)
  */
 async function scenario(name, copies, hours, goalS, threads) {
-  const pods = await demoPods(copies);
-  const nodes = Math.ceil(copies / MAX_PODS_PER_NODE);
-  const usedThreads = nodes > 1 ? Math.min(threads ?? availableParallelism(), nodes) : 1;
+  const options = { pods: await demoPods(copies), behaviours: demoBehaviours(), forMs: hours * 3_600_000, seed: 1, ...(threads ? { threads } : {}) };
+  // How simulate() will run it: the same plan it makes.
+  const plan = simulationPlan(options);
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const result = await simulate({ pods, behaviours: demoBehaviours(), forMs: hours * 3_600_000, seed: 1, ...(threads ? { threads } : {}) });
+  const result = await simulate(options);
   const wallS = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   const baseS = await baseline(result.probes, copies * 5);
   const line = {
     scenario: name,
     pods: copies,
-    nodes,
-    threads: usedThreads,
+    nodes: plan.nodes.length,
+    threads: plan.threads,
     virtualH: hours,
     probes: result.probes,
     wallS: Number(wallS.toFixed(2)),

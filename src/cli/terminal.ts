@@ -1,8 +1,9 @@
 /**
- * What `probelet run` needs from the process it runs in besides text output: whether
- * stdout is a terminal (to redraw in place) and its size, and the stop signals. Behind an
- * interface so the command can be driven in-process by tests, and so it touches the
- * process's signal handlers only while it runs.
+ * What the commands need from the process they run in besides text output: for `probelet
+ * run`, whether stdout is a terminal (to redraw in place) and its size, and the stop
+ * signals — behind an interface so the command can be driven in-process by tests, and so
+ * it touches the process's signal handlers only while it runs; for `simulate`, what to do
+ * when stdout goes away.
  */
 export interface Terminal {
   /** stdout is a terminal: redraw a compact screen in place instead of streaming lines. */
@@ -55,12 +56,17 @@ export const processSignals: SignalSource = {
 
 /**
  * For a command with nothing to undo (`simulate`: no process, file or thread outlives it):
- * once stdout's reader is gone (`probelet simulate … | head`), end the process at once with
- * status 0 — what a writer killed by SIGPIPE does, without Node's EPIPE stack trace. Until
- * the returned function is called.
+ * once stdout's reader is gone (`probelet simulate … | head`, EPIPE), end the process at
+ * once with status 0 — what a writer killed by SIGPIPE does, without Node's stack trace.
+ * Any other write error (a full disk) is said in one line, status 1. Until the returned
+ * function is called.
  */
 export function exitWhenOutputCloses(): () => void {
-  const onOutputError = (): void => process.exit(0);
+  const onOutputError = (error: NodeJS.ErrnoException): void => {
+    if (error.code === 'EPIPE') process.exit(0);
+    process.stderr.write(`probelet: writing the output failed: ${error.message}\n`);
+    process.exit(1);
+  };
   process.stdout.on('error', onOutputError);
   return () => void process.stdout.off('error', onOutputError);
 }

@@ -5,7 +5,6 @@
  * only records what it did, on virtual time. More pods than one node holds run on as many
  * simulated nodes as they need (see {@link simulate}).
  */
-import { availableParallelism } from 'node:os';
 import { admitPods } from '../api/admit.js';
 import type { Event, Pod, PodStatus } from '../api/types.js';
 import { createEventRecorder } from '../kubelet/events.js';
@@ -16,15 +15,13 @@ import type { ProbeType } from '../prober/types.js';
 import { FakeClock } from '../util/clock.js';
 import type { Behaviours } from './behaviour.js';
 import { simulatedHandlers, type ProbeCounter } from './handlers.js';
-import { driveNodes, localNodes, nodeOptions, podsByNode } from './nodes.js';
+import { driveNodes, localNodes, NODE_ID_SPAN, nodeName, nodeOptions, nodeSeed, simulationPlan } from './nodes.js';
 import { seededRandom } from './random.js';
 import { SimRuntime } from './runtime.js';
 import { threadNodes } from './threads.js';
 
 /** Virtual time starts here (a fixed instant, so every output is the same every time). */
 export const SIMULATION_ORIGIN_MS = Date.UTC(2026, 0, 1);
-/** The node name the simulated kubelet's events come from. */
-export const SIMULATED_HOST = 'probelet-simulate';
 /** How long the kubelet may take to delete the pods after the simulated span (virtual). */
 const CLOSE_LIMIT_MS = 10 * 60_000;
 
@@ -42,8 +39,9 @@ export interface SimulationOptions {
   /** Keep every probe attempt in the flight recorder and return the whole timeline (for `--ui`). */
   record?: boolean;
   /**
-   * Worker threads for a simulation of more than one node (default: the machine's
-   * available parallelism; 1: none). The output is the same for any number.
+   * Worker threads at most for a simulation of more than one node (1: none). Default: one
+   * per core up to 4, none when the work is small (see `simulationPlan`). The output is the
+   * same for any number.
    */
   threads?: number;
 }
@@ -108,7 +106,7 @@ export interface RunningSimulation {
  * with `advance`. `node` (0 by default) is the node's place among the nodes of a bigger
  * simulation: it names the node, derives its seed and keeps its container IDs apart.
  */
-export function startSimulation(options: Omit<SimulationOptions, 'forMs'>, node = 0): RunningSimulation {
+export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'threads'>, node = 0): RunningSimulation {
   const clock = new FakeClock(SIMULATION_ORIGIN_MS, { settle: 'microtasks' });
   const t = (): number => clock.now() - SIMULATION_ORIGIN_MS;
   const runtime = new SimRuntime({ clock, behaviours: options.behaviours, idBase: node * NODE_ID_SPAN });
@@ -222,19 +220,6 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs'>, node 
   };
 }
 
-/** Container IDs of node N are numbered from N × this (12 hex digits hold 256 nodes' worth). */
-const NODE_ID_SPAN = 2 ** 40;
-
-/** The first node is `probelet-simulate`, the next `probelet-simulate-2`, … */
-export function nodeName(node: number): string {
-  return node === 0 ? SIMULATED_HOST : `${SIMULATED_HOST}-${node + 1}`;
-}
-
-/** Node 0 plays `--seed` itself (a simulation that fits one node is what it always was); the others a seed of their own. */
-function nodeSeed(seed: number, node: number): number {
-  return (seed + Math.imul(node, 0x9e3779b9)) >>> 0;
-}
-
 /**
  * Runs the pods for `forMs` of virtual time and tells what happened. The pods of one
  * node (`MAX_PODS_PER_NODE`, the kubelet's default `maxPods`: 110) run on one kubelet;
@@ -242,13 +227,13 @@ function nodeSeed(seed: number, node: number): number {
  * machine has more than one core.
  */
 export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
-  const groups = podsByNode(options.pods);
-  if (groups.length <= 1) {
+  const { nodes, threads } = simulationPlan(options);
+  if (nodes.length <= 1) {
     const running = startSimulation(options);
     await running.advance(options.forMs);
     return running.finish();
   }
-  const threads = Math.min(options.threads ?? availableParallelism(), groups.length);
   const shared = nodeOptions(options);
-  return driveNodes(threads > 1 ? threadNodes(groups, shared, threads) : localNodes(groups, shared, startSimulation), options);
+  // threadNodes ends the threads it started if it cannot start them all; from then on driveNodes closes them.
+  return driveNodes(threads > 1 ? threadNodes(nodes, shared, threads) : localNodes(nodes, shared, startSimulation), options);
 }

@@ -7,8 +7,8 @@ import { localNodes } from './nodes.js';
 import { startSimulation } from './simulation.js';
 import type { ThreadData, ThreadReply, ThreadRequest } from './threads.js';
 
+if (parentPort === null) throw new Error('thread-main runs as a worker thread of simulate()');
 const port = parentPort;
-if (port === null) throw new Error('thread-main runs as a worker thread of simulate()');
 const data = workerData as ThreadData;
 const nodes = localNodes(data.groups, data.options, startSimulation, data.first);
 
@@ -19,10 +19,10 @@ port.on('message', (request: ThreadRequest) => void answer(request));
 async function answer(request: ThreadRequest): Promise<void> {
   if (request.type === 'advance') {
     const reply: ThreadReply = { type: 'advanced', reported: await nodes.advance(request.ms) };
-    port?.postMessage(reply);
+    port.postMessage(reply);
   } else {
     const reply: ThreadReply = { type: 'finished', results: await nodes.finish() };
-    port?.postMessage(reply);
-    port?.close();
+    port.postMessage(reply);
+    port.close();
   }
 }

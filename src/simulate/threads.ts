@@ -19,46 +19,70 @@ import type { SimulationResult } from './simulation.js';
  */
 const YOUNG_GENERATION_MB = 64;
 
-/** What a thread is started with (`workerData`): its nodes, numbered from `first`. */
+/** What a thread is started with (`workerData`): its nodes' pods, the nodes numbered from `first`. */
 export interface ThreadData {
   options: NodeOptions;
   first: number;
   groups: Pod[][];
 }
 
+/** What the main thread asks of a thread: one at a time, each answered before the next. */
 export type ThreadRequest = { type: 'advance'; ms: number } | { type: 'finish' };
 
+/** A thread's answer: what its nodes reported during the step, or their results. */
 export type ThreadReply = { type: 'advanced'; reported: Happening[][] } | { type: 'finished'; results: SimulationResult[] };
 
-/** `groups` (a node's pods each) on `threads` worker threads. */
+/**
+ * `groups` (a node's pods each) on `threads` worker threads. When one cannot be started
+ * (no memory, a pod that cannot be copied to it), those already started are ended and
+ * the error thrown.
+ */
 export function threadNodes(groups: readonly Pod[][], options: NodeOptions, threads: number): NodeSet {
   const entry = moduleEntry(import.meta.url, 'thread-main');
   const workers: NodeThread[] = [];
+  const close = async (): Promise<void> => {
+    await Promise.all(workers.map((w) => w.worker.terminate()));
+  };
   let first = 0;
-  for (let t = 0; t < threads; t++) {
-    // Runs as even as they go: the first `groups.length % threads` threads get one more.
-    const count = Math.floor(groups.length / threads) + (t < groups.length % threads ? 1 : 0);
-    const data: ThreadData = { options, first, groups: groups.slice(first, first + count) };
-    workers.push(nodeThread(new Worker(entry.file, {
-      workerData: data,
-      execArgv: entry.execArgv,
-      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-    })));
-    first += count;
+  try {
+    for (let t = 0; t < threads; t++) {
+      // Runs as even as they go: the first `groups.length % threads` threads get one more.
+      const count = Math.floor(groups.length / threads) + (t < groups.length % threads ? 1 : 0);
+      const data: ThreadData = { options, first, groups: groups.slice(first, first + count) };
+      const worker = new Worker(entry.file, {
+        workerData: data,
+        execArgv: entry.execArgv,
+        resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+      });
+      workers.push(nodeThread(worker));
+      first += count;
+    }
+  } catch (error) {
+    void close();
+    throw error;
   }
   return {
     async advance(ms) {
       const replies = await Promise.all(workers.map((w) => w.ask({ type: 'advance', ms })));
-      return replies.flatMap((r) => (r.type === 'advanced' ? r.reported : []));
+      return replies.flatMap((r) => {
+        if (r.type !== 'advanced') throw unexpected(r, 'advanced');
+        return r.reported;
+      });
     },
     async finish() {
       const replies = await Promise.all(workers.map((w) => w.ask({ type: 'finish' })));
-      return replies.flatMap((r) => (r.type === 'finished' ? r.results : []));
+      return replies.flatMap((r) => {
+        if (r.type !== 'finished') throw unexpected(r, 'finished');
+        return r.results;
+      });
     },
-    async close() {
-      await Promise.all(workers.map((w) => w.worker.terminate()));
-    },
+    close,
   };
+}
+
+/** An answer of another kind than asked for: a broken thread, and the simulation's failure. */
+function unexpected(reply: ThreadReply, wanted: ThreadReply['type']): Error {
+  return new Error(`a simulation thread answered ${JSON.stringify(reply.type)} where ${JSON.stringify(wanted)} was due`);
 }
 
 interface NodeThread {
@@ -70,8 +94,8 @@ interface NodeThread {
 function nodeThread(worker: Worker): NodeThread {
   let waiting: { resolve: (reply: ThreadReply) => void; reject: (error: Error) => void } | undefined;
   let failure: Error | undefined;
-  const fail = (error: Error): void => {
-    failure ??= error;
+  const fail = (error: unknown): void => {
+    failure ??= error instanceof Error ? error : new Error(`a simulation thread failed: ${String(error)}`);
     waiting?.reject(failure);
     waiting = undefined;
   };
@@ -79,7 +103,8 @@ function nodeThread(worker: Worker): NodeThread {
     waiting?.resolve(reply);
     waiting = undefined;
   });
-  worker.on('error', (error: Error) => fail(error));
+  worker.on('messageerror', (error: Error) => fail(error));
+  worker.on('error', (error: unknown) => fail(error));
   worker.on('exit', (code) => fail(new Error(`a simulation thread exited (code ${code}) before it answered`)));
   return {
     worker,

@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -157,9 +157,16 @@ describe('probelet simulate', () => {
     expect(refused.stderr).toContain(`probelet: --behavior ${bad}: app.script: unknown state "hop"`);
   });
 
-  it('stops quietly, exit 0, when its output is closed (`probelet simulate … | head`)', async () => {
-    // The built command as its own process: 24 h of the demo pod is far more than a pipe holds.
-    const child = spawn(process.execPath, [BIN, 'simulate', DEMO, '--behavior', 'examples/simulate/demo-behaviour.yaml', '--for', '24h'], {
+  it.each([
+    ['the demo pod for 24 h', [DEMO, '--behavior', 'examples/simulate/demo-behaviour.yaml', '--for', '24h']],
+    ['230 pods on three nodes for 1 h', ['MANY', '--for', '1h']],
+  ])('stops quietly, exit 0, when its output is closed (`probelet simulate … | head`): %s', async (_name, args) => {
+    const many = manifest(
+      'many.yaml',
+      Array.from({ length: 230 }, (_, i) => `apiVersion: v1\nkind: Pod\nmetadata: { name: web-${i} }\nspec:\n  containers:\n    - name: app\n      image: nginx\n      readinessProbe: { tcpSocket: { port: 80 }, periodSeconds: 5 }\n`).join('---\n'),
+    );
+    // The built command as its own process: far more output than a pipe holds.
+    const child = spawn(process.execPath, [BIN, 'simulate', ...args.map((a) => (a === 'MANY' ? many : a))], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -172,6 +179,23 @@ describe('probelet simulate', () => {
     expect(stderr).not.toContain('EPIPE');
     expect(code).toBe(0);
   });
+
+  it('says so in one line, exit 1, when its output cannot be written (a full disk: /dev/full)', async () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const child = spawn(process.execPath, [BIN, 'simulate', DEMO, '--for', '1h'], { cwd: REPO_ROOT, stdio: ['ignore', full, 'pipe'] });
+      let stderr = '';
+      child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const [code] = (await once(child, 'close')) as [number | null];
+      clearTimeout(killer);
+      expect(stderr).toBe('probelet: writing the output failed: ENOSPC: no space left on device, write\n');
+      expect(code).toBe(1);
+    } finally {
+      closeSync(full);
+    }
+  });
+
 });
 
 /**

@@ -3,9 +3,11 @@
  * on worker threads or not — and the output the same either way.
  */
 import { readdirSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Event, Pod } from '../../src/api/types.js';
-import { MAX_PODS_PER_NODE } from '../../src/simulate/nodes.js';
+import { MAX_PODS_PER_NODE, simulationPlan } from '../../src/simulate/nodes.js';
 import { admitForSimulation } from '../../src/simulate/pods.js';
 import { simulate, type SimulationResult } from '../../src/simulate/simulation.js';
 import { eventually } from '../helpers/processes.js';
@@ -33,7 +35,7 @@ interface Run {
   reported: { t: number; pod?: Pod; event?: Event }[];
 }
 
-async function run(pods: Pod[], threads: number, forMs = 4 * 60_000): Promise<Run> {
+async function run(pods: Pod[], threads: number, forMs = 4 * 60_000, record = false): Promise<Run> {
   const reported: Run['reported'] = [];
   const result = await simulate({
     pods,
@@ -41,6 +43,7 @@ async function run(pods: Pod[], threads: number, forMs = 4 * 60_000): Promise<Ru
     forMs,
     seed: 5,
     threads,
+    record,
     onPod: (pod, t) => reported.push({ t, pod }),
     onEvent: (event, t) => reported.push({ t, event }),
   });
@@ -54,6 +57,10 @@ function osThreads(): number {
 
 describe('simulate: more pods than one node holds', () => {
   const pods = manyPods(2 * MAX_PODS_PER_NODE + 10);
+  // libuv starts its thread pool at first use: started now, it cannot be taken for a thread left behind.
+  beforeAll(async () => {
+    await readFile(new URL(import.meta.url));
+  });
 
   it('runs them on a node (kubelet) per 110 pods, as a cluster would, and hands on what they did in time order', async () => {
     const { result, reported } = await run(pods, 1);
@@ -103,29 +110,78 @@ describe('simulate: more pods than one node holds', () => {
 
   it('prints the same on worker threads as in one thread, and leaves no thread behind', async () => {
     const before = osThreads();
-    const threaded = await run(pods, 3);
+    const threaded = await run(pods, 3, 4 * 60_000, true);
     // A terminated thread may take a moment to be joined: waited for, up to 5 s.
     expect(await eventually(() => osThreads() <= before)).toBe(true);
-    const single = await run(pods, 1);
+    const single = await run(pods, 1, 4 * 60_000, true);
     expect(threaded.result.probes).toBe(single.result.probes);
+    // The whole result, the dashboard's timeline (every pod, event and probe history) included.
+    expect(single.result.timeline?.probes).toHaveLength(2 * pods.length);
     expect(JSON.stringify(threaded.result)).toBe(JSON.stringify(single.result));
     expect(JSON.stringify(threaded.reported)).toBe(JSON.stringify(single.reported));
   });
 
-  it('ends its threads when a caller callback throws, and fails with that error', async () => {
-    const before = osThreads();
-    await expect(
-      simulate({
+  it('starts the nodes even for a span of 0, as one node does', async () => {
+    const first = pods.slice(0, MAX_PODS_PER_NODE);
+    const alone = await run(first, 1, 0);
+    const together = await run(pods, 2, 0);
+    expect(alone.reported.length).toBeGreaterThan(0);
+    const ofFirst = together.reported.filter((x) => first.some((p) => p.metadata?.name === (x.pod?.metadata?.name ?? x.event?.involvedObject.name)));
+    expect(JSON.stringify(ofFirst)).toBe(JSON.stringify(alone.reported));
+  });
+
+  it('lets a throwing callback stop nothing, as on one node (events ignored, pod statuses a warning)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    // Once each (a warning per status would flood the test's output), at the first call.
+    let eventThrown = false;
+    let podThrown = false;
+    try {
+      const result = await simulate({
         pods,
         behaviours: behaviours(SCRIPT),
-        forMs: 4 * 60_000,
+        forMs: 2 * 60_000,
         seed: 5,
         threads: 2,
-        onEvent: (event) => {
-          if (event.reason === 'Killing') throw new Error('viewer broke');
+        onEvent: () => {
+          if (eventThrown) return;
+          eventThrown = true;
+          throw new Error('viewer broke');
         },
-      }),
-    ).rejects.toThrow('viewer broke');
+        onPod: () => {
+          if (podThrown) return;
+          podThrown = true;
+          throw new Error('table broke');
+        },
+      });
+      expect(eventThrown && podThrown).toBe(true);
+      expect(result.pods.every((p) => p.readyAtMs === 20_000)).toBe(true);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.some((w) => w.startsWith('pod status listener failed: Error: table broke'))).toBe(true);
+      expect(warnings.some((w) => w.includes('viewer broke'))).toBe(false);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('ends the threads it started when it cannot start them all, and fails with the reason', async () => {
+    const before = osThreads();
+    // A pod that cannot be copied to a thread (a function in it), on the second thread's nodes.
+    const broken = pods.map((p, i) => (i === pods.length - 1 ? { ...p, metadata: { ...p.metadata, annotations: { x: (() => 'no') as unknown as string } } } : p));
+    await expect(simulate({ pods: broken, behaviours: behaviours(SCRIPT), forMs: 60_000, seed: 5, threads: 2 })).rejects.toThrow(/could not be cloned/);
     expect(await eventually(() => osThreads() <= before)).toBe(true);
+  });
+
+  it('plans threads only for work that pays for them, never more than nodes, and refuses a bad count', () => {
+    const plan = (n: number, forMs: number, threads?: number): number =>
+      simulationPlan({ pods: manyPods(n), behaviours: new Map(), forMs, seed: 1, ...(threads === undefined ? {} : { threads }) }).threads;
+    // 230 pods of two probes (0.3 ticks a second each) for an hour: 248,400 ticks, one thread.
+    expect(plan(230, 3_600_000)).toBe(1);
+    expect(plan(230, 3_600_000, 8)).toBe(3);
+    expect(plan(100, 3_600_000, 8)).toBe(1);
+    // 1,000 such pods for 10 h: 10.8 M ticks, a thread per core (at most 4).
+    expect(plan(1000, 10 * 3_600_000)).toBe(Math.min(availableParallelism(), 4));
+    for (const bad of [0, -1, 2.5, Number.NaN]) expect(() => plan(230, 60_000, bad)).toThrow(/threads: expected a whole number of at least 1/);
   });
 });
