@@ -12,6 +12,7 @@ import { isRecord } from '../api/workloads.js';
 import { computeBudget } from './budgets.js';
 import { designates } from './figures.js';
 import { rules as allRules, VALIDATION_RULE_ID } from './rules/index.js';
+import { probesOf } from './rules/probes.js';
 import type { CheckOptions, ContainerBudget, ContainerContext, ContainerRole, Finding, ObjectRef, Rule, RuleFinding, Severity } from './types.js';
 
 /** The annotation that turns rules off for one object: `probelet.dev/ignore: rule-a,rule-b`. */
@@ -48,7 +49,12 @@ export function checkManifests(load: ManifestLoad, options: CheckRunOptions): Ch
 export interface UnmatchedKey {
   figure: 'startupTime' | 'probeP99';
   key: string;
+  /** `container`: no container of that name; `probe` (a p99): containers of that name, none with that probe, so the figure is never read. */
+  missing: 'container' | 'probe';
 }
+
+/** A `--startup-time` or `--probe-p99` key, as given. */
+type FigureKey = Omit<UnmatchedKey, 'missing'>;
 
 export function createChecker(options: CheckRunOptions): {
   add(object: ManifestObject): void;
@@ -58,18 +64,25 @@ export function createChecker(options: CheckRunOptions): {
 } {
   const result: CheckResult = { findings: [], containers: [], problems: [] };
   // A startup time names a container; a p99 a container's probe (the key's own `.KIND`).
-  const keys: UnmatchedKey[] = [
+  const keys: FigureKey[] = [
     ...[...options.startupTimes.keys()].map((key) => ({ figure: 'startupTime' as const, key })),
     ...[...(options.measuredP99?.keys() ?? [])].map((key) => ({ figure: 'probeP99' as const, key })),
   ];
-  const suffixOf = ({ figure, key }: UnmatchedKey): string => (figure === 'startupTime' ? '' : key.slice(key.lastIndexOf('.')));
-  const matched = new Set<UnmatchedKey>();
+  const suffixOf = ({ figure, key }: FigureKey): string => (figure === 'startupTime' ? '' : key.slice(key.lastIndexOf('.')));
+  /** Keys whose figure a rule reads: the container, and for a p99 the container's probe of that kind. */
+  const matched = new Set<FigureKey>();
+  /** p99 keys that named a container without that probe. */
+  const named = new Set<FigureKey>();
   const rules = (options.rules ?? allRules).filter((r) => !options.disabled?.has(r.id));
   return {
     add: (one) => {
       try {
         checkObject(one, rules, options, result, keys.length === 0 ? undefined : (ctx) => {
-          for (const key of keys) if (!matched.has(key) && designates(key.key, ctx, suffixOf(key))) matched.add(key);
+          for (const key of keys) {
+            if (matched.has(key) || !designates(key.key, ctx, suffixOf(key))) continue;
+            if (key.figure === 'startupTime' || probesOf(ctx).some((p) => `.${p.type}` === suffixOf(key))) matched.add(key);
+            else named.add(key);
+          }
         });
       } catch (err) {
         // A shape no rule foresaw must cost this object only, never the other documents.
@@ -84,7 +97,7 @@ export function createChecker(options: CheckRunOptions): {
       }
     },
     finish: (loadProblems) => ({ ...result, problems: [...loadProblems, ...result.problems] }),
-    unmatchedKeys: () => keys.filter((key) => !matched.has(key)),
+    unmatchedKeys: () => keys.filter((key) => !matched.has(key)).map((key) => ({ ...key, missing: named.has(key) ? ('probe' as const) : ('container' as const) })),
   };
 }
 

@@ -61,9 +61,14 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   for (const problem of result.problems) io.stderr(`${formatProblem(problem)}\n`);
   // After the problems: with some of the input unread, a key may be for what could not be read.
   const where = result.problems.length > 0 ? 'in the input that could be read' : 'in the input';
-  for (const { figure, key } of checker.unmatchedKeys()) {
+  for (const { figure, key, missing } of checker.unmatchedKeys()) {
     const flag = figure === 'startupTime' ? '--startup-time' : '--probe-p99';
-    io.stderr(`probelet: ${flag} ${key}: no container of that name ${where} (give CONTAINER, or POD/CONTAINER with POD the object's name or the pod name probelet run printed); ignored\n`);
+    if (missing === 'probe') {
+      const dot = key.lastIndexOf('.');
+      io.stderr(`probelet: ${flag} ${key}: ${key.slice(0, dot)} has no ${key.slice(dot + 1)} probe ${where}; ignored\n`);
+    } else {
+      io.stderr(`probelet: ${flag} ${key}: no container of that name ${where} (give CONTAINER, or POD/CONTAINER with POD the object's name or the pod name probelet run printed); ignored\n`);
+    }
   }
   if (flags.output === 'json') io.stdout(toJson(result));
   else if (flags.output === 'sarif') io.stdout(toSarif(result, ruleInfos, packageVersion()));

@@ -129,12 +129,22 @@ describe('probelet check: figures per pod (--startup-time, --probe-p99 POD/CONTA
   });
 
   it('says which keys found no container, and still checks everything', async () => {
-    const run = await check({ startupTime: ['db/app=90s', 'nope=1s'], probeP99: ['web/app.readiness=0.1s'] });
+    const run = await check({ startupTime: ['db/app=90s', 'nope=1s'], probeP99: ['web/app.liveness=0.1s'] });
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('probelet: --startup-time db/app: no container of that name in the input');
     expect(run.stderr).toContain('probelet: --startup-time nope: no container of that name in the input');
-    expect(run.stderr).not.toContain('web/app.readiness');
+    expect(run.stderr).not.toContain('web/app.liveness');
     expect(exceeded(run.stdout)).toEqual([]);
+  });
+
+  it('says when a --probe-p99 key names a container without that probe (its figure would never be read)', async () => {
+    // Both apps have a liveness probe and nothing else.
+    const run = await check({ probeP99: ['web/app.readiness=0.9s', 'app.startup=0.9s', 'api/app.liveness=0.9s'] });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe(
+      'probelet: --probe-p99 web/app.readiness: web/app has no readiness probe in the input; ignored\n' +
+        'probelet: --probe-p99 app.startup: app has no startup probe in the input; ignored\n',
+    );
   });
 
   it('a key names a container for --startup-time and a container\'s probe for --probe-p99, each under its own flag', async () => {
