@@ -76,6 +76,13 @@ interface ContainerRecord {
   status: RuntimeContainerStatus;
 }
 
+/** A container or sandbox that `removeAll` could not remove, and why. */
+interface RemovalFailure {
+  kind: 'container' | 'sandbox';
+  id: string;
+  error: unknown;
+}
+
 /** Connects (failing with an error that names the fix), removes crash leftovers, starts the relist. */
 export async function createCriRuntime(options: CriRuntimeOptions): Promise<CriRuntime> {
   checkSocket(options.endpoint);
@@ -317,7 +324,8 @@ export class CriRuntime implements ContainerRuntime {
     this.clock.clearTimeout(this.relistTimer);
     await Promise.allSettled([...this.inFlight]);
     try {
-      await this.removeAll({ [RUN_LABEL]: this.owner.runID });
+      const [failed] = await this.removeAll({ [RUN_LABEL]: this.owner.runID });
+      if (failed) throw failed.error;
     } catch (err) {
       // The runtime went away: what it still holds carries this run's labels for the next start to remove.
       process.emitWarning(`could not remove the pods of this run from ${this.client.endpoint}: ${grpcMessage(err)}`);
@@ -328,27 +336,38 @@ export class CriRuntime implements ContainerRuntime {
     }
   }
 
-  /** Removes labelled sandboxes (and their containers) whose probelet process is gone. */
+  /**
+   * Removes labelled sandboxes (and their containers) whose probelet process is gone. One
+   * that cannot be removed is a warning that names it and how to remove it by hand, never a
+   * failed start: it belongs to a run that is over, and every start would fail on it again.
+   * A runtime that cannot even list them fails the start.
+   */
   async removeLeftovers(): Promise<void> {
-    await this.removeAll({ [MANAGED_LABEL]: 'true' }, (labels) => !ownerAlive(labels));
+    for (const { kind, id, error } of await this.removeAll({ [MANAGED_LABEL]: 'true' }, (labels) => !ownerAlive(labels))) {
+      const by = kind === 'sandbox' ? `crictl rmp -f ${id}` : `crictl rm -f ${id}`;
+      process.emitWarning(`could not remove the ${kind} ${id} an earlier probelet left in ${this.client.endpoint}: ${grpcMessage(error)}; remove it by hand (${by})`);
+    }
   }
 
-  /** Removes every container, then every sandbox, that matches; one that cannot be removed does not keep the others (the first error is thrown at the end). */
-  private async removeAll(selector: cri.Labels, which: (labels: cri.Labels) => boolean = () => true): Promise<void> {
+  /**
+   * Removes every container, then every sandbox, that matches; one that cannot be removed
+   * does not keep the others. Returns those that could not be; a failed listing is thrown.
+   */
+  private async removeAll(selector: cri.Labels, which: (labels: cri.Labels) => boolean = () => true): Promise<RemovalFailure[]> {
     const { items } = await this.client.ListPodSandbox({ filter: { label_selector: selector } });
     const { containers } = await this.client.ListContainers({ filter: { label_selector: selector } });
-    const errors: unknown[] = [];
+    const failed: RemovalFailure[] = [];
     for (const c of containers) {
       if (!which(c.labels)) continue;
       await this.stopAndRemove(
         () => this.client.StopContainer({ container_id: c.id, timeout: 0 }, CLEANUP_TIMEOUT_MS),
         () => this.client.RemoveContainer({ container_id: c.id }, CLEANUP_TIMEOUT_MS),
-      ).catch((err: unknown) => errors.push(err));
+      ).catch((error: unknown) => failed.push({ kind: 'container', id: c.id, error }));
     }
     for (const s of items) {
-      if (which(s.labels)) await this.stopAndRemoveSandbox(s.id).catch((err: unknown) => errors.push(err));
+      if (which(s.labels)) await this.stopAndRemoveSandbox(s.id).catch((error: unknown) => failed.push({ kind: 'sandbox', id: s.id, error }));
     }
-    if (errors.length > 0) throw errors[0];
+    return failed;
   }
 
   private stopAndRemoveSandbox(id: string): Promise<void> {
