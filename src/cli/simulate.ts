@@ -36,6 +36,8 @@ interface SimulateFlags {
   sweep?: string;
   /** `--ui [HOST:PORT]`: serve the finished timeline on the dashboard. */
   ui?: string;
+  /** `--threads N`: worker threads at most for more than one simulated node. */
+  threads?: string;
 }
 
 const DEFAULT_FOR = '10m';
@@ -55,6 +57,7 @@ export function registerSimulateCommand(program: Command, io: CliIO, setExit: (c
     .option('--kubelet-restart', 'a freshly restarted kubelet (jittered first probes) instead of one running for a while')
     .option('--sweep <CONTAINER=FROM..TO/STEP>', "vary the length of the container's first phase and find where it starts crash-looping")
     .option('--ui [listen]', 'then serve the finished timeline on the dashboard (loopback only, default 127.0.0.1:0) until Ctrl-C')
+    .option('--threads <n>', 'worker threads at most for more than 110 pods (a simulated node each 110; default: one per core up to 4 when the work is big; 1: none, least memory)')
     .action(async (files: string[], raw: Record<string, unknown>) => {
       const flags: SimulateFlags = {
         b: (raw['behaviour'] as string[] | undefined) ?? [],
@@ -65,6 +68,7 @@ export function registerSimulateCommand(program: Command, io: CliIO, setExit: (c
         ...(raw['kubeletRestart'] === true ? { kubeletRestart: true } : {}),
         ...(typeof raw['sweep'] === 'string' ? { sweep: raw['sweep'] } : {}),
         ...(raw['ui'] === true ? { ui: '127.0.0.1:0' } : typeof raw['ui'] === 'string' ? { ui: raw['ui'] } : {}),
+        ...(typeof raw['threads'] === 'string' ? { threads: raw['threads'] } : {}),
       };
       const offOutput = io === processIO ? exitWhenOutputCloses() : () => undefined;
       try {
@@ -83,6 +87,9 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
   const forMs = parseDuration(flags.for, '--for');
   if (!/^\d{1,9}$/.test(flags.seed)) throw new CliUsageError(`--seed: expected a whole number (e.g. --seed 7), got ${JSON.stringify(flags.seed)}`);
   const seed = Number(flags.seed);
+  if (flags.threads !== undefined && !/^[1-9]\d{0,2}$/.test(flags.threads)) {
+    throw new CliUsageError(`--threads: expected a whole number from 1 (e.g. --threads 1 for the least memory), got ${JSON.stringify(flags.threads)}`);
+  }
   const listen = flags.ui === undefined ? undefined : parseListen(flags.ui, '--ui');
   if (listen && flags.sweep !== undefined) throw new CliUsageError('--ui shows one simulation: it does not go with --sweep');
 
@@ -99,7 +106,7 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
   }
   const pods = admitted.pods;
   const behaviours = await readBehaviours(flags.b, flags.behavior, pods);
-  const base = { pods, forMs, seed, kubeletRestart: flags.kubeletRestart === true };
+  const base = { pods, forMs, seed, kubeletRestart: flags.kubeletRestart === true, ...(flags.threads !== undefined ? { threads: Number(flags.threads) } : {}) };
 
   if (flags.sweep !== undefined) {
     const plan = parseSweep(flags.sweep, behaviours, pods);

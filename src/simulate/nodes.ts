@@ -32,8 +32,9 @@ export const SIMULATED_HOST = 'probelet-simulate';
 export const NODE_ID_SPAN = 2 ** 40;
 
 /**
- * Worker threads at most, whatever the cores: each holds its nodes' pods and its own heap
- * (≈ 150–200 MB at 1,000 demo pods), so memory grows with every thread.
+ * Worker threads at most, whatever the cores: each holds its own heap and code, so memory
+ * grows with every thread (1,000 demo pods for 10 min, peak RSS: 285 MB in one thread,
+ * 376 MB in two).
  */
 const MAX_THREADS = 4;
 

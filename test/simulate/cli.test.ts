@@ -180,6 +180,25 @@ describe('probelet simulate', () => {
     expect(code).toBe(0);
   });
 
+  it('--threads: the same output in one thread as in two for pods on three nodes; a bad count exits 2', async () => {
+    const many = manifest(
+      'many-threads.yaml',
+      Array.from({ length: 230 }, (_, i) => `apiVersion: v1\nkind: Pod\nmetadata: { name: web-${i} }\nspec:\n  containers:\n    - name: app\n      image: nginx\n      livenessProbe: { httpGet: { path: /, port: 80 }, periodSeconds: 5 }\n`).join('---\n'),
+    );
+    const args = ['simulate', many, '-b', 'app=up:1m,fail', '--for', '3m', '-o', 'json'];
+    const one = await runCli([...args, '--threads', '1']);
+    const two = await runCli([...args, '--threads', '2']);
+    expect(one.code).toBe(0);
+    expect(one.stderr).toBe('');
+    expect((jsonLines(one.stdout).at(-1) as unknown as Summary).pods).toHaveLength(230);
+    expect(two.stdout).toBe(one.stdout);
+    for (const bad of ['0', '-1', '1.5', 'two']) {
+      const refused = await runCli([...args, '--threads', bad]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`probelet: --threads: expected a whole number from 1 (e.g. --threads 1 for the least memory), got "${bad}"`);
+    }
+  });
+
   it('says so in one line, exit 1, when its output cannot be written (a full disk: /dev/full)', async () => {
     const full = openSync('/dev/full', 'w');
     try {
