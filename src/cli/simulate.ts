@@ -11,6 +11,7 @@ import { formatProblem, loadManifests, skippedNote } from '../api/documents.js';
 import { podsOf } from '../api/manifest.js';
 import { containerScript, type ContainerBehaviour } from '../simulate/behaviour.js';
 import { explainKill, stamp } from '../simulate/explain.js';
+import { MAX_PODS_PER_NODE } from '../simulate/nodes.js';
 import { admitForSimulation } from '../simulate/pods.js';
 import { formatScript } from '../simulate/script.js';
 import { SIMULATION_ORIGIN_MS, simulate, type PodOutcome, type SimulationResult } from '../simulate/simulation.js';
@@ -209,8 +210,11 @@ function behaviourList(pods: readonly Pod[], behaviours: Map<string, ContainerBe
 }
 
 function printPreamble(pods: readonly Pod[], behaviours: Map<string, ContainerBehaviour>, forMs: number, seed: number, io: CliIO): void {
-  const names = pods.map((p) => p.metadata?.name ?? '').join(', ');
-  io.stdout(`Simulating ${names} for ${formatGoDuration(forMs)} of virtual time (seed ${seed}); behaviours:\n`);
+  const nameOf = (p: Pod | undefined): string => p?.metadata?.name ?? '';
+  const nodes = Math.ceil(pods.length / MAX_PODS_PER_NODE);
+  // More than a node's worth: a count and the ends of the range, not a line of a thousand names.
+  const what = nodes <= 1 ? pods.map(nameOf).join(', ') : `${pods.length} pods (${nameOf(pods[0])} … ${nameOf(pods.at(-1))}) on ${nodes} nodes of up to ${MAX_PODS_PER_NODE}`;
+  io.stdout(`Simulating ${what} for ${formatGoDuration(forMs)} of virtual time (seed ${seed}); behaviours:\n`);
   const rows = behaviourList(pods, behaviours).map((l) => [
     `  ${l.probe ? `${l.container}.${l.probe}` : l.container}`,
     l.script,

@@ -192,6 +192,9 @@ describe('probelet simulate', () => {
     expect(one.stderr).toBe('');
     expect((jsonLines(one.stdout).at(-1) as unknown as Summary).pods).toHaveLength(230);
     expect(two.stdout).toBe(one.stdout);
+    // The table's first line counts them rather than naming 230 pods.
+    const table = await runCli(['simulate', many, '--for', '10s']);
+    expect(table.stdout.split('\n')[0]).toBe('Simulating 230 pods (web-0 … web-229) on 3 nodes of up to 110 for 10s of virtual time (seed 1); behaviours:');
     for (const bad of ['0', '-1', '1.5', 'two']) {
       const refused = await runCli([...args, '--threads', bad]);
       expect(refused.code).toBe(2);
