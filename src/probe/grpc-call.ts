@@ -7,13 +7,15 @@
  * channel for that (resolver, load balancer, subchannel, filter stack), which cost more CPU
  * than the probe's I/O. What the call sends, and how every reply maps to a gRPC status, is
  * what grpc-js 1.14 did (its `transport.ts`, `subchannel-call.ts`, `compression-filter.ts`,
- * `client.ts`), so probe results and messages are unchanged.
+ * `client.ts`), so probe results and messages are unchanged — but for a 200 answer that is
+ * not gRPC, which grpc-js did not check and is refused in grpc-go's words, the kubelet's.
  */
 import http2 from 'node:http2';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import zlib from 'node:zlib';
 import { afterPendingIO, realClock } from '../util/clock.js';
+import { goQuote } from '../util/go-quote.js';
 import { PROBE_USER_AGENT } from './constants.js';
 import { GRPC_FRAME_HEADER_BYTES, decodeServingStatus, encodeHealthCheckRequest } from './grpc-proto.js';
 import { joinHostPort } from './net-errors.js';
@@ -100,6 +102,19 @@ function httpStatusToGrpc(httpStatus: number): { code: number; details: string }
     default:
       return { code: GrpcCode.UNKNOWN, details };
   }
+}
+
+/**
+ * grpc-go's verdict on an answer's content-type, in its words (the kubelet's client,
+ * `http2_client.go` `operateHeaders`, with `grpcutil.ContentSubtype`): `application/grpc`,
+ * or that followed by `+` or `;` and anything, is gRPC; anything else, or none, is not.
+ * (grpc-js did not look.) A non-200 status keeps grpc-js's words, as before.
+ */
+function contentTypeError(type: string | undefined): string | undefined {
+  if (type === undefined) return 'malformed header: missing HTTP content-type';
+  const base = 'application/grpc';
+  if (type === base || (type.startsWith(base) && (type[base.length] === '+' || type[base.length] === ';'))) return undefined;
+  return `transport: received unexpected content-type ${goQuote(type)}`;
 }
 
 function firstHeader(value: string | string[] | undefined): string | undefined {
@@ -226,6 +241,13 @@ class HealthCheckCall {
     this.stream = stream;
     stream.on('response', (headers, flags) => {
       this.httpStatus = headers[':status'];
+      // A 200 that is not gRPC (an HTTP/2 web server on the port) is refused before a byte
+      // of it is read, as grpc-go refuses it: grpc-js read its page as a gRPC message.
+      const notGrpc = this.httpStatus === 200 ? contentTypeError(firstHeader(headers['content-type'])) : undefined;
+      if (notGrpc !== undefined) {
+        this.endCall({ code: GrpcCode.UNKNOWN, details: notGrpc });
+        return;
+      }
       if (flags & NGHTTP2_FLAG_END_STREAM) this.onTrailers(headers);
       else this.encoding = firstHeader(headers['grpc-encoding']) ?? 'identity';
     });

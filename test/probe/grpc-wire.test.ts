@@ -110,6 +110,12 @@ describe('gRPC probe on the wire', () => {
     ['HTTP 503', (s) => { s.respond({ ':status': 503 }); s.end(); }, failed('code = Unavailable desc = Received HTTP status code 503')],
     ['HTTP 500 with an HTML page', (s) => { s.respond({ ':status': 500 }); s.end(`<html>${'x'.repeat(100)}`); }, failed('code = Unknown desc = Received HTTP status code 500')],
     ['no trailers at all', (s) => { s.respond(OK_HEADERS); s.end(frame([8, 1])); }, failed('code = Internal desc = Received RST_STREAM with code 0 (Call ended without gRPC status)')],
+    // grpc-go's words (the kubelet's client): grpc-js read the page as a message "larger than max".
+    ['a 200 that is not gRPC (an HTTP/2 web page)', (s) => { s.respond({ ':status': 200, 'content-type': 'text/html' }); s.end('<html>hello</html>'); }, failed('code = Unknown desc = transport: received unexpected content-type "text/html"')],
+    ['a 200 without a content-type', (s) => { s.respond({ ':status': 200 }); s.end('hello'); }, failed('code = Unknown desc = malformed header: missing HTTP content-type')],
+    ['a non-gRPC content-type with a gRPC answer after it', withOkTrailers(frame([8, 1]), { ':status': 200, 'content-type': 'application/grpcx' }), failed('code = Unknown desc = transport: received unexpected content-type "application/grpcx"')],
+    ['application/grpc+proto is gRPC', withOkTrailers(frame([8, 1]), { ':status': 200, 'content-type': 'application/grpc+proto' }), 'service healthy'],
+    ['application/grpc; charset is gRPC', withOkTrailers(frame([8, 2]), { ':status': 200, 'content-type': 'application/grpc;x=y' }), 'service unhealthy (responded with "NOT_SERVING")'],
     ['OK without a message', withOkTrailers(Buffer.alloc(0)), unimplemented('No message received')],
     ['OK after half a message', withOkTrailers(Buffer.from([0, 0, 0, 0, 5, 8])), unimplemented('No message received')],
     ['unknown fields of every wire type are skipped', withOkTrailers(frame([0x12, 3, 1, 2, 3, 8, 2, 0x19, 1, 2, 3, 4, 5, 6, 7, 8, 0x2d, 1, 2, 3, 4])), 'service unhealthy (responded with "NOT_SERVING")'],
