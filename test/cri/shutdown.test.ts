@@ -135,7 +135,8 @@ describeCri('cri: probelet run --runtime cri', () => {
         run.child.kill('SIGINT');
       }
       expect(await exitCode(run, 20_000)).toBe(forced ? 130 : 0);
-      expect(await listedFor(pid)).toEqual([]);
+      // probelet's own words on what it could not remove, should this ever fail (it did once in CI, 2026-11-24).
+      expect(await listedFor(pid), `left in the CRI; probelet's stderr:\n${run.stderr()}`).toEqual([]);
       expect(await nothingLeft(s.marker)).toBe(true);
       expect(readdirSafe('/run/netns').filter((n) => netns.includes(n))).toEqual([]);
     }, 40_000);
