@@ -180,18 +180,21 @@ describe('probelet simulate', () => {
     expect(code).toBe(0);
   });
 
-  it('--threads: the same output in one thread as in two for pods on three nodes; a bad count exits 2', async () => {
+  it('--threads: pods on three nodes print the same with --threads 1 as planned by default; a bad count exits 2', async () => {
     const many = manifest(
       'many-threads.yaml',
       Array.from({ length: 230 }, (_, i) => `apiVersion: v1\nkind: Pod\nmetadata: { name: web-${i} }\nspec:\n  containers:\n    - name: app\n      image: nginx\n      livenessProbe: { httpGet: { path: /, port: 80 }, periodSeconds: 5 }\n`).join('---\n'),
     );
     const args = ['simulate', many, '-b', 'app=up:1m,fail', '--for', '3m', '-o', 'json'];
+    // One thread and the default plan (threads only for big work; this is small) give the same
+    // output; that any number of threads does is tested at the API (nodes.test.ts), where the
+    // threads of a source checkout cost less of the CPU the other test files share.
     const one = await runCli([...args, '--threads', '1']);
-    const two = await runCli([...args, '--threads', '2']);
+    const planned = await runCli(args);
     expect(one.code).toBe(0);
     expect(one.stderr).toBe('');
     expect((jsonLines(one.stdout).at(-1) as unknown as Summary).pods).toHaveLength(230);
-    expect(two.stdout).toBe(one.stdout);
+    expect(planned.stdout).toBe(one.stdout);
     // The table's first line counts them rather than naming 230 pods.
     const table = await runCli(['simulate', many, '--for', '10s']);
     expect(table.stdout.split('\n')[0]).toBe('Simulating 230 pods (web-0 … web-229) on 3 nodes of up to 110 for 10s of virtual time (seed 1); behaviours:');
