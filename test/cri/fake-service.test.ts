@@ -21,11 +21,18 @@ function notFound(what: string): Error {
   return Object.assign(new Error(`5 NOT_FOUND: ${what} not found`), { code: 5, details: `${what} not found` });
 }
 
+/** A container as the fake keeps it: its status, and the sandbox it is in. */
+type FakeContainer = cri.ContainerStatus & { pod_sandbox_id: string };
+
+function fakeContainer(id: string, sandboxID: string, state: cri.ContainerState, labels: cri.Labels): FakeContainer {
+  return { id, pod_sandbox_id: sandboxID, state, created_at: 0, started_at: 0, finished_at: 0, exit_code: 0, image_ref: '', reason: '', message: '', labels, log_path: '' };
+}
+
 /** An in-memory runtime service: sandboxes and containers by ID; `refuse` lists IDs whose removal fails, `failStart` IDs whose start fails. */
 interface FakeService {
   client: CriClient;
   sandboxes: Map<string, cri.PodSandbox>;
-  containers: Map<string, cri.ContainerStatus & { pod_sandbox_id: string }>;
+  containers: Map<string, FakeContainer>;
   removed: string[];
   refuse: Set<string>;
   failStart: Set<string>;
@@ -56,20 +63,7 @@ function fakeService(): FakeService {
     ListPodSandbox: (req) => Promise.resolve({ items: [...svc.sandboxes.values()].filter((x) => selected(x.labels, req.filter?.label_selector)) }),
     CreateContainer: (req) => {
       const id = `ctr-${next++}`;
-      svc.containers.set(id, {
-        id,
-        pod_sandbox_id: req.pod_sandbox_id,
-        state: 'CONTAINER_CREATED',
-        created_at: 1,
-        started_at: 0,
-        finished_at: 0,
-        exit_code: 0,
-        image_ref: '',
-        reason: '',
-        message: '',
-        labels: req.config.labels ?? {},
-        log_path: '',
-      });
+      svc.containers.set(id, fakeContainer(id, req.pod_sandbox_id, 'CONTAINER_CREATED', req.config.labels ?? {}));
       return Promise.resolve({ container_id: id });
     },
     StartContainer: (req) => {
@@ -138,20 +132,7 @@ describe('leftovers of earlier runs', () => {
     const svc = fakeService();
     for (const n of ['a', 'b']) {
       svc.sandboxes.set(`sb-${n}`, { id: `sb-${n}`, state: 'SANDBOX_NOTREADY', created_at: 0, labels: LEFT });
-      svc.containers.set(`ctr-${n}`, {
-        id: `ctr-${n}`,
-        pod_sandbox_id: `sb-${n}`,
-        state: 'CONTAINER_EXITED',
-        created_at: 0,
-        started_at: 0,
-        finished_at: 0,
-        exit_code: 0,
-        image_ref: '',
-        reason: '',
-        message: '',
-        labels: LEFT,
-        log_path: '',
-      });
+      svc.containers.set(`ctr-${n}`, fakeContainer(`ctr-${n}`, `sb-${n}`, 'CONTAINER_EXITED', LEFT));
     }
     return svc;
   }
