@@ -40,12 +40,7 @@ export function checkManifests(load: ManifestLoad, options: CheckRunOptions): Ch
   return checker.finish(load.problems);
 }
 
-/**
- * The runner one object at a time: `add` checks an object and keeps only its findings and
- * budgets, so a loader's sink can hand objects straight in and none of them outlives its
- * check (see `ObjectSink`); `finish` returns the result with the loader's problems first.
- */
-/** A figure's key that designated no container: which flag's (`startupTime`, `probeP99`) and the key. */
+/** A figure's key that a rule never reads: which flag's (`startupTime`, `probeP99`), the key, and what it lacks. */
 export interface UnmatchedKey {
   figure: 'startupTime' | 'probeP99';
   key: string;
@@ -56,10 +51,15 @@ export interface UnmatchedKey {
 /** A `--startup-time` or `--probe-p99` key, as given. */
 type FigureKey = Omit<UnmatchedKey, 'missing'>;
 
+/**
+ * The runner one object at a time: `add` checks an object and keeps only its findings and
+ * budgets, so a loader's sink can hand objects straight in and none of them outlives its
+ * check (see `ObjectSink`); `finish` returns the result with the loader's problems first.
+ */
 export function createChecker(options: CheckRunOptions): {
   add(object: ManifestObject): void;
   finish(loadProblems: readonly ManifestProblem[]): CheckResult;
-  /** Keys of `startupTimes` and `measuredP99` that designated no container of the objects added. */
+  /** Keys of `startupTimes` and `measuredP99` that no rule read: no container of the objects added, or (a p99) none with that probe. */
   unmatchedKeys(): UnmatchedKey[];
 } {
   const result: CheckResult = { findings: [], containers: [], problems: [] };
