@@ -88,7 +88,8 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
   const forMs = parseDuration(flags.for, '--for');
   if (!/^\d{1,9}$/.test(flags.seed)) throw new CliUsageError(`--seed: expected a whole number (e.g. --seed 7), got ${JSON.stringify(flags.seed)}`);
   const seed = Number(flags.seed);
-  if (flags.threads !== undefined && !/^[1-9]\d{0,2}$/.test(flags.threads)) {
+  // Any count from 1: more than there are nodes is the same as one a node.
+  if (flags.threads !== undefined && !/^[1-9]\d*$/.test(flags.threads)) {
     throw new CliUsageError(`--threads: expected a whole number from 1 (e.g. --threads 1 for the least memory), got ${JSON.stringify(flags.threads)}`);
   }
   const listen = flags.ui === undefined ? undefined : parseListen(flags.ui, '--ui');

@@ -224,7 +224,7 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'thre
  * Runs the pods for `forMs` of virtual time and tells what happened. The pods of one
  * node (`MAX_PODS_PER_NODE`, the kubelet's default `maxPods`: 110) run on one kubelet;
  * more on as many simulated nodes as they need (nodes.ts), on worker threads when the
- * machine has more than one core.
+ * machine has more than one core and the work pays for them (`simulationPlan`).
  */
 export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
   const { nodes, threads } = simulationPlan(options);
