@@ -150,6 +150,17 @@ describe('leftovers of earlier runs', () => {
     await runtime.close();
   });
 
+  it('names each of its own pods it cannot remove at close, with the way to remove it', async () => {
+    const svc = fakeService();
+    const runtime = runtimeOn(svc);
+    const kept = await runtime.runPodSandbox({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', uid: '00000000-0000-4000-8000-000000000009' }, spec: { containers: [] } });
+    svc.refuse.add(kept.id);
+    const warnings = await warningsOf(() => runtime.close());
+    expect(warnings).toEqual([
+      `could not remove the sandbox ${kept.id} of this run from unix:///fake/containerd.sock: failed to remove: device or resource busy; the next start removes it, or remove it by hand (crictl rmp -f ${kept.id})`,
+    ]);
+  });
+
   it('fails the start when the runtime cannot even list them', async () => {
     const svc = withLeftovers();
     // Unavailable for the first listing only: close() afterwards lists (and finds nothing of its run).

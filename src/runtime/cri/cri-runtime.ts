@@ -83,6 +83,11 @@ interface RemovalFailure {
   error: unknown;
 }
 
+/** How a user removes what probelet could not: `remove it by hand (crictl rm -f ID)`. */
+function removeByHand(kind: RemovalFailure['kind'], id: string): string {
+  return `remove it by hand (${kind === 'sandbox' ? 'crictl rmp -f' : 'crictl rm -f'} ${id})`;
+}
+
 /** Connects (failing with an error that names the fix), removes crash leftovers, starts the relist. */
 export async function createCriRuntime(options: CriRuntimeOptions): Promise<CriRuntime> {
   checkSocket(options.endpoint);
@@ -324,8 +329,10 @@ export class CriRuntime implements ContainerRuntime {
     this.clock.clearTimeout(this.relistTimer);
     await Promise.allSettled([...this.inFlight]);
     try {
-      const [failed] = await this.removeAll({ [RUN_LABEL]: this.owner.runID });
-      if (failed) throw failed.error;
+      // Each one named: a leftover whose ID and reason are known can be removed by hand.
+      for (const { kind, id, error } of await this.removeAll({ [RUN_LABEL]: this.owner.runID })) {
+        process.emitWarning(`could not remove the ${kind} ${id} of this run from ${this.client.endpoint}: ${grpcMessage(error)}; the next start removes it, or ${removeByHand(kind, id)}`);
+      }
     } catch (err) {
       // The runtime went away: what it still holds carries this run's labels for the next start to remove.
       process.emitWarning(`could not remove the pods of this run from ${this.client.endpoint}: ${grpcMessage(err)}`);
@@ -344,8 +351,7 @@ export class CriRuntime implements ContainerRuntime {
    */
   async removeLeftovers(): Promise<void> {
     for (const { kind, id, error } of await this.removeAll({ [MANAGED_LABEL]: 'true' }, (labels) => !ownerAlive(labels))) {
-      const by = kind === 'sandbox' ? `crictl rmp -f ${id}` : `crictl rm -f ${id}`;
-      process.emitWarning(`could not remove the ${kind} ${id} an earlier probelet left in ${this.client.endpoint}: ${grpcMessage(error)}; remove it by hand (${by})`);
+      process.emitWarning(`could not remove the ${kind} ${id} an earlier probelet left in ${this.client.endpoint}: ${grpcMessage(error)}; ${removeByHand(kind, id)}`);
     }
   }
 
