@@ -48,6 +48,8 @@ export interface ManifestProblem {
   /** The field path inside the object, when the problem is about a field. */
   field?: string;
   message: string;
+  /** The document is not a Kubernetes object at all (no apiVersion and no kind): see {@link ManifestLoad.notManifests}. */
+  notObject?: true;
 }
 
 /** An object of a kind that has no pod template (Service, ConfigMap, a CRD…): passed over. */
@@ -64,6 +66,12 @@ export interface ManifestLoad {
   objects: ManifestObject[];
   problems: ManifestProblem[];
   skipped: ManifestSkip[];
+  /**
+   * Files found by walking a folder none of whose documents is a Kubernetes object (a
+   * behaviour file, a values file): passed over with a note, not reported as problems.
+   * A file named on the command line is never passed over: the user meant it.
+   */
+  notManifests?: string[];
 }
 
 /** `file:line:col: document N[, items[i]]: field: message`, leaving out what is not known. */
@@ -140,12 +148,12 @@ interface DocumentContext {
 function addObject(load: ManifestLoad, add: ObjectSink, value: unknown, ctx: DocumentContext, item: number | undefined, podListItem: boolean): void {
   const base: FieldPath = item === undefined ? [] : ['items', item];
   const at = ctx.position(base);
-  const problem = (message: string, path: FieldPath = base): void => {
+  const problem = (message: string, path: FieldPath = base, notObject = false): void => {
     const { line, column } = ctx.position(path);
-    load.problems.push({ source: ctx.source, document: ctx.document, ...(item !== undefined ? { item } : {}), line, column, message });
+    load.problems.push({ source: ctx.source, document: ctx.document, ...(item !== undefined ? { item } : {}), line, column, message, ...(notObject ? { notObject } : {}) });
   };
   if (!isRecord(value)) {
-    problem(`expected a Kubernetes object (a mapping with apiVersion and kind), got ${describe(value)}`);
+    problem(`expected a Kubernetes object (a mapping with apiVersion and kind), got ${describe(value)}`, base, item === undefined);
     return;
   }
   // Items of a typed PodList may omit their type, as the kubelet's own /pods output does.
@@ -154,7 +162,7 @@ function addObject(load: ManifestLoad, add: ObjectSink, value: unknown, ctx: Doc
   const kind = object['kind'];
   const missing = [typeof apiVersion === 'string' && apiVersion !== '' ? '' : 'apiVersion', typeof kind === 'string' && kind !== '' ? '' : 'kind'].filter(Boolean);
   if (missing.length > 0) {
-    problem(`${missing.map((f) => `${f} not set`).join(', ')}: every object needs apiVersion and kind (e.g. apiVersion: v1, kind: Pod)`);
+    problem(`${missing.map((f) => `${f} not set`).join(', ')}: every object needs apiVersion and kind (e.g. apiVersion: v1, kind: Pod)`, base, item === undefined && missing.length === 2);
     return;
   }
   const kindText = kind as string;
@@ -225,14 +233,19 @@ const MANIFEST_EXTENSIONS = /\.(?:ya?ml|json)$/i;
 export async function loadManifests(paths: readonly string[], options: LoadOptions = {}): Promise<ManifestLoad> {
   const load: ManifestLoad = { objects: [], problems: [], skipped: [] };
   const files: string[] = [];
+  /** Files found in a folder rather than named: these may be passed over when they are no manifest. */
+  const walked = new Set<string>();
   for (const path of paths) {
     if (path === STDIN_PATH) {
       files.push(path);
       continue;
     }
     try {
-      if ((await stat(path)).isDirectory()) files.push(...(await manifestFilesIn(path)));
-      else files.push(path);
+      if ((await stat(path)).isDirectory()) {
+        const found = await manifestFilesIn(path);
+        for (const file of found) walked.add(file);
+        files.push(...found);
+      } else files.push(path);
     } catch (err) {
       load.problems.push({ source: path, message: `cannot read: ${readReason(err)}` });
     }
@@ -254,12 +267,23 @@ export async function loadManifests(paths: readonly string[], options: LoadOptio
       load.problems.push({ source, message: text.message });
       return;
     }
-    const one = parseManifestDocuments(text ?? '', source, options.sink);
+    let sunk = 0;
+    const sink = options.sink;
+    const one = parseManifestDocuments(text ?? '', source, sink && ((object) => (sunk++, sink(object))));
+    if (walked.has(file) && isNotManifest(one, sunk)) {
+      (load.notManifests ??= []).push(source);
+      return;
+    }
     load.objects.push(...one.objects);
     load.problems.push(...one.problems);
     load.skipped.push(...one.skipped);
   });
   return load;
+}
+
+/** Nothing in the file is a Kubernetes object, and nothing went wrong but that. */
+function isNotManifest(one: ManifestLoad, sunk: number): boolean {
+  return one.objects.length === 0 && sunk === 0 && one.skipped.length === 0 && one.problems.length > 0 && one.problems.every((p) => p.notObject === true);
 }
 
 async function manifestFilesIn(dir: string): Promise<string[]> {
@@ -295,4 +319,10 @@ export function skippedNote(skipped: readonly ManifestSkip[]): string {
   for (const s of skipped) counts.set(s.kind, (counts.get(s.kind) ?? 0) + 1);
   const kinds = [...counts].map(([kind, n]) => (n > 1 ? `${kind} ×${n}` : kind)).join(', ');
   return `skipped ${skipped.length} object${skipped.length === 1 ? '' : 's'} without a pod template (${kinds})`;
+}
+
+/** One line naming the files of a folder that hold no Kubernetes object; '' when none. */
+export function notManifestsNote(files: readonly string[] | undefined): string {
+  if (!files || files.length === 0) return '';
+  return `skipped ${files.length} file${files.length === 1 ? '' : 's'} in the folder that hold${files.length === 1 ? 's' : ''} no Kubernetes object (${files.join(', ')})`;
 }

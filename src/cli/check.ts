@@ -4,12 +4,14 @@
  */
 import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
-import { formatProblem, loadManifests, skippedNote, type LoadOptions } from '../api/documents.js';
+import { formatProblem, loadManifests, notManifestsNote, skippedNote, type LoadOptions } from '../api/documents.js';
 import { toJson, toSarif, toText } from '../check/output.js';
 import { findRule, ruleInfos } from '../check/rules/index.js';
 import { createChecker } from '../check/run.js';
 import type { Severity } from '../check/types.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
+import { addExamples, filenameOption, inputPaths, outputOption } from './flags.js';
+import { requireReadable } from './inputs.js';
 import { CliUsageError, type CliIO } from './io.js';
 import { parseDuration } from './run-flags.js';
 
@@ -19,6 +21,7 @@ const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1 };
 
 export interface CheckFlags {
   output: (typeof OUTPUTS)[number];
+  filename?: string[];
   failOn: (typeof FAIL_ON)[number];
   startupTime: string[];
   probeP99?: string[];
@@ -27,19 +30,21 @@ export interface CheckFlags {
 }
 
 export function registerCheckCommand(program: Command, io: CliIO, setExit: (code: number) => void, load: LoadOptions = {}): void {
-  program
+  const command = program
     .command('check')
     .description('Lint the probes of any workload manifest and compute how long each container has before the kubelet kills it or takes it out of service — without running anything.')
     .argument('[paths...]', 'files, folders (*.yaml, *.yml, *.json, recursively) or - for stdin')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUTS).default('text'))
+    .addOption(filenameOption())
+    .addOption(outputOption(OUTPUTS, 'output format'))
     .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding has this severity or worse').choices(FAIL_ON).default('error'))
     .option('--startup-time <[pod/]container=duration>', 'how long a container needs to start, e.g. web=40s or api/web=40s (pod = object name or run\'s pod name; repeatable)', collect, [])
     .option('--probe-p99 <[pod/]container.probe=duration>', 'a probe duration measured at p99 by probelet run, e.g. web.liveness=0.9s (repeatable)', collect, [])
     .option('--disable <rules>', 'rule ids to turn off, comma-separated (repeatable)', collect, [])
     .option('--explain <rule>', "print a rule's text: what, why, fix, example")
     .action(async (paths: string[], flags: CheckFlags) => {
-      setExit(await runCheck(paths, flags, io, load));
+      setExit(await runCheck(inputPaths(paths, flags.filename), flags, io, load));
     });
+  addExamples(command, ['probelet check deploy.yaml', 'probelet check -f k8s/ --startup-time web=40s', 'helm template . | probelet check -']);
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -53,10 +58,18 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   const startupTimes = parseStartupTimes(flags.startupTime);
   const measuredP99 = parseProbeP99(flags.probeP99 ?? []);
   if (paths.length === 0) throw new CliUsageError('check: give at least one PATH (a file, a folder, or - for standard input)');
+  await requireReadable(paths);
 
   // Objects are checked as they are decoded and then dropped: only findings and budgets are kept.
   const checker = createChecker({ startupTimes, measuredP99, disabled });
-  const loaded = await loadManifests(paths, { ...load, sink: (object) => checker.add(object) });
+  let workloads = 0;
+  const loaded = await loadManifests(paths, {
+    ...load,
+    sink: (object) => {
+      workloads++;
+      checker.add(object);
+    },
+  });
   const result = checker.finish(loaded.problems);
   for (const problem of result.problems) io.stderr(`${formatProblem(problem)}\n`);
   // After the problems: with some of the input unread, a key may be for what could not be read.
@@ -76,6 +89,14 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
     io.stdout(toText(result));
     const note = skippedNote(loaded.skipped);
     if (note !== '') io.stdout(`${note}\n`);
+  }
+  const folderNote = notManifestsNote(loaded.notManifests);
+  if (folderNote !== '') io.stderr(`probelet: ${folderNote}\n`);
+  if (workloads === 0 && result.problems.length === 0) {
+    // A green check of nothing would pass a CI job that points at the wrong file.
+    const passed = loaded.skipped.length > 0 ? ` (${skippedNote(loaded.skipped)})` : '';
+    io.stderr(`probelet: no workload was checked: ${paths.join(', ')} hold${paths.length === 1 ? 's' : ''} no Pod, workload or PodTemplate${passed}\n`);
+    return EXIT_USAGE;
   }
   if (result.problems.length > 0) {
     io.stderr(`probelet: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'} in the input (above); everything else was checked\n`);

@@ -10,7 +10,7 @@ import { createScreenView } from './screen-view.js';
 import type { Terminal } from './terminal.js';
 import { eventLine, formatRow, podRowCells, POD_COLUMNS, summarizePod } from './view.js';
 
-export type OutputFormat = 'table' | 'json';
+export type OutputFormat = 'text' | 'json';
 
 export interface LiveView {
   /** The pod changed (its status, or it is being deleted). */

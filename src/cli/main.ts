@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { CliUsageError, type CliIO, processIO } from './io.js';
 import { registerCheckCommand } from './check.js';
+import { helpLayout } from './flags.js';
 import { registerProbeCommand } from './probe.js';
 import { registerRunCommand } from './run.js';
 import { packageVersion } from './version.js';
@@ -15,6 +16,7 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
     .description("The kubelet's probe machinery, locally: see what your probes will do before you deploy.")
     .version(packageVersion(), '-V, --version', 'print the version of probelet')
     .showHelpAfterError()
+    .configureHelp(helpLayout)
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout(s),

@@ -1,13 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import { Command, Option } from 'commander';
 import { setPodDefaults, setProbeDefaults } from '../api/defaults.js';
-import { formatProblem, loadManifests } from '../api/documents.js';
+import { formatProblem, loadManifests, skippedNote } from '../api/documents.js';
 import { podsOf } from '../api/manifest.js';
 import type { Container, Pod, PodStatus, Probe } from '../api/types.js';
 import { validatePod, validateProbe } from '../api/validation.js';
 import { LocalCommandRunner } from '../probe/local-runner.js';
 import { Prober, type ProbeDetails } from '../prober/prober.js';
 import type { ProbeType } from '../prober/types.js';
+import { addExamples, outputOption, parseWholeSeconds } from './flags.js';
+import { requireReadable } from './inputs.js';
 import { CliUsageError, type CliIO } from './io.js';
 
 const PROBE_TYPES: readonly ProbeType[] = ['liveness', 'readiness', 'startup'];
@@ -40,7 +42,7 @@ interface ProbeTarget {
 }
 
 export function registerProbeCommand(program: Command, io: CliIO, setExit: (code: number) => void): void {
-  program
+  const command = program
     .command('probe')
     .description('Run one probe once, exactly as the kubelet would, and print its verdict and message.')
     .argument('[command...]', 'with --exec: the command and its arguments, after --')
@@ -50,17 +52,22 @@ export function registerProbeCommand(program: Command, io: CliIO, setExit: (code
     .option('--grpc <host:port>', 'gRPC health probe (grpc.health.v1.Health/Check)')
     .option('--service <name>', 'with --grpc: the service to ask about (default: the whole server)')
     .option('--exec', 'exec probe: runs the command given after -- as a local process')
-    .option('--timeout <seconds>', 'timeoutSeconds of the probe', '1')
+    .option('--timeout <duration>', "the probe's timeoutSeconds: 1s, 2m or plain seconds; whole seconds, as the API keeps it", '1')
     .addOption(new Option('--type <type>', 'probe type').choices(PROBE_TYPES).default('readiness'))
     .option('-f, --filename <manifest>', 'take the probe from a manifest (Pod, List or a workload template)')
     .option('--pod <name>', 'with -f: the pod, when the manifest holds several')
     .option('--container <name>', 'with -f: the container whose probe to run')
     .option('--pod-ip <ip>', 'with -f: the pod IP probes default to', '127.0.0.1')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action(async (command: string[], flags: ProbeFlags, cmd: Command) => {
-      checkFlagCombination(command, flags, (option) => cmd.getOptionValueSource(option) === 'cli');
-      setExit(await runProbeCommand(command, flags, io));
+    .addOption(outputOption(['text', 'json'] as const, 'output format'))
+    .action(async (args: string[], flags: ProbeFlags, cmd: Command) => {
+      checkFlagCombination(args, flags, (option) => cmd.getOptionValueSource(option) === 'cli');
+      setExit(await runProbeCommand(args, flags, io));
     });
+  addExamples(command, [
+    'probelet probe --http-get http://127.0.0.1:8080/healthz --timeout 2s',
+    'probelet probe --exec -- cat /tmp/ready',
+    'probelet probe -f pod.yaml --container app --type liveness',
+  ]);
 }
 
 /**
@@ -103,7 +110,8 @@ function collect(value: string, previous: string[]): string[] {
 
 async function runProbeCommand(command: string[], flags: ProbeFlags, io: CliIO): Promise<number> {
   const probeType = flags.type as ProbeType;
-  const target = flags.filename ? await targetFromManifest(flags, probeType) : targetFromFlags(command, flags, probeType);
+  if (flags.filename !== undefined) await requireReadable([flags.filename]);
+  const target = flags.filename !== undefined ? await targetFromManifest(flags, probeType) : targetFromFlags(command, flags, probeType);
   for (const problem of target.problems ?? []) io.stderr(`probelet: ${problem}\n`);
   const runner = new LocalCommandRunner({
     env: { ...stringEnv(process.env), ...staticEnv(target.container) },
@@ -130,6 +138,12 @@ async function runProbeCommand(command: string[], flags: ProbeFlags, io: CliIO):
   } else {
     io.stdout(formatText(target, probeType, details, durationMs));
   }
+  const problems = target.problems?.length ?? 0;
+  if (problems > 0) {
+    // The one rule of every command: a dropped document is exit 2, after the rest was done.
+    io.stderr(`probelet: ${problems} problem${problems === 1 ? '' : 's'} in ${flags.filename ?? ''} (above): the probe ran, the code says the input needs fixing\n`);
+    return 2;
+  }
   if (details.error) return 2;
   return details.result === 'success' ? 0 : 1;
 }
@@ -150,11 +164,9 @@ function formatText(target: ProbeTarget, probeType: ProbeType, details: ProbeDet
   return `${lines.join('\n')}\n`;
 }
 
+/** `--timeout` stands for `timeoutSeconds`: any duration, in whole seconds (the API's unit). */
 function parseTimeout(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) < 1) {
-    throw new CliUsageError(`--timeout: invalid value ${JSON.stringify(text)}: must be a whole number of seconds, 1 or more`);
-  }
-  return Number(text);
+  return parseWholeSeconds(text, '--timeout', 'timeoutSeconds');
 }
 
 /** Splits `host:port` (IPv6 as `[::1]:80`), naming the flag in any error. */
@@ -238,19 +250,15 @@ async function targetFromManifest(flags: ProbeFlags, probeType: ProbeType): Prom
   const loaded = podsOf(load.objects);
   const problems = [...load.problems, ...loaded.problems].map(formatProblem);
   const unusable = (message: string): CliUsageError => new CliUsageError([...problems, message].join('\n'));
-  let pods: Pod[] = loaded.pods.map((p) => setPodDefaults(p.pod));
-  if (flags.pod !== undefined) pods = pods.filter((p) => p.metadata?.name === flags.pod);
+  const all: Pod[] = loaded.pods.map((p) => setPodDefaults(p.pod));
+  const pods = flags.pod === undefined ? all : all.filter((p) => p.metadata?.name === flags.pod);
   const candidates = pods.flatMap((pod) =>
     [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])]
       .filter((c) => (flags.container === undefined ? true : c.name === flags.container))
       .map((container) => ({ pod, container })),
   );
   const where = `${path}${flags.pod ? ` (pod ${flags.pod})` : ''}`;
-  if (candidates.length === 0) {
-    throw unusable(
-      flags.container === undefined ? `${where}: no pod with containers found` : `${where}: no container named ${JSON.stringify(flags.container)}`,
-    );
-  }
+  if (candidates.length === 0) throw unusable(notFound(path, flags, all, skippedNote(load.skipped)));
   const first = candidates[0];
   if (candidates.length > 1 || first === undefined) {
     const names = candidates.length > 10 ? `${candidates.length} of them` : candidates.map((c) => `${c.pod.metadata?.name}/${c.container.name}`).join(', ');
@@ -264,6 +272,26 @@ async function targetFromManifest(flags: ProbeFlags, probeType: ProbeType): Prom
   const errors = validatePod(pod);
   if (errors.length > 0) throw unusable(`${where}: invalid pod:\n${errors.map((e) => `  ${String(e)}`).join('\n')}`);
   return { pod, container, podIP: flags.podIp, description: `of ${pod.metadata?.name}/${container.name} from ${path}`, problems };
+}
+
+/** Why `-f` found no container to probe, naming what the manifest does hold. */
+function notFound(path: string, flags: ProbeFlags, all: readonly Pod[], skipped: string): string {
+  if (all.length === 0) return `${path}: no Pod or workload in it${skipped ? ` (${skipped})` : ''}: give a manifest with a pod template`;
+  const exists = `pods and containers in ${path}: ${describePods(all)}`;
+  if (flags.pod !== undefined && !all.some((p) => p.metadata?.name === flags.pod)) return `${path}: no pod named ${JSON.stringify(flags.pod)}; ${exists}`;
+  if (flags.container !== undefined) {
+    return `${path}: no container named ${JSON.stringify(flags.container)}${flags.pod ? ` in pod ${flags.pod}` : ''}; ${exists}`;
+  }
+  return `${path}: the pod has no containers; ${exists}`;
+}
+
+/** `web (app, sidecar), db (postgres)`: at most 10 pods, then a count. */
+function describePods(pods: readonly Pod[]): string {
+  const named = pods.slice(0, 10).map((p) => {
+    const containers = [...(p.spec?.containers ?? []), ...(p.spec?.initContainers ?? [])].map((c) => c.name);
+    return `${p.metadata?.name ?? ''} (${containers.join(', ') || 'no containers'})`;
+  });
+  return `${named.join(', ')}${pods.length > 10 ? ` and ${pods.length - 10} more` : ''}`;
 }
 
 /** The container's literal env values, as an exec probe run locally would see them. */

@@ -12,18 +12,22 @@ import type { Pod } from '../api/types.js';
 import { admitForLocalRun, type LocalRunAdmission } from '../kubelet/admission.js';
 import type { CliIO } from './io.js';
 
-/** The pods of every file, in order; undefined (after printing why) when there is nothing to run. */
-export async function loadPods(files: readonly string[], io: CliIO, nowMs: number = Date.now()): Promise<Pod[] | undefined> {
+/**
+ * The pods of every file, in order, and how many problems (dropped documents) were printed;
+ * `pods` undefined (after printing why) when there is nothing to run.
+ */
+export async function loadPods(files: readonly string[], io: CliIO, nowMs: number = Date.now()): Promise<{ pods: Pod[] | undefined; problems: number }> {
   const load = await loadManifests(files);
   const { pods, problems } = podsOf(load.objects, { naming: 'controller', nowMs });
   for (const problem of [...load.problems, ...problems]) io.stderr(`probelet: ${formatProblem(problem)}\n`);
   const note = skippedNote(load.skipped);
   if (note) io.stderr(`probelet: ${note}\n`);
+  const count = load.problems.length + problems.length;
   if (pods.length === 0) {
     io.stderr(`probelet: no pods in ${files.join(', ')}\n`);
-    return undefined;
+    return { pods: undefined, problems: count };
   }
-  return pods.map((p) => p.pod);
+  return { pods: pods.map((p) => p.pod), problems: count };
 }
 
 /**

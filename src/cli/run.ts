@@ -18,6 +18,8 @@ import { Kubelet } from '../kubelet/kubelet.js';
 import { startServer, type RunningServer } from '../server/server.js';
 import type { KubeletView, ViewChange } from '../server/view.js';
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
+import { addExamples, filenameOption, inputPaths, outputOption } from './flags.js';
+import { requireReadable } from './inputs.js';
 import { CliUsageError, type CliIO } from './io.js';
 import { createLiveView, type OutputFormat } from './live-view.js';
 import { checkCommand, formatMeasurements, measure, type MeasurementsLine } from './measurements.js';
@@ -52,12 +54,15 @@ export function registerRunCommand(
   setExit: (code: number) => void,
   env: RunEnvironment = { terminal: processTerminal, signals: processSignals },
 ): void {
-  program
+  const command = program
     .command('run')
-    .description('Run Pod manifests locally, one process per container, probes included; watch them like `kubectl get pods -w`.')
-    .argument('<file...>', 'manifests (YAML or JSON) holding Pods, PodLists or Lists of Pods')
+    .description(
+      'Run pods locally, probes included, and watch them like `kubectl get pods -w`. Takes Pods, workloads (Deployment, StatefulSet, Job…: one pod per template), Lists, and - for standard input. With the default runtime each container is a host process running its command.',
+    )
+    .argument('[files...]', 'manifests (YAML or JSON): files, folders, or - for standard input')
+    .addOption(filenameOption())
     .option('--listen <host:port>', 'address of the read-only API (/healthz, /pods, /events, /probes, /metrics/probes) and of the dashboard (/); port 0 picks a free port', '127.0.0.1:10255')
-    .addOption(new Option('-o, --output <format>', 'live view, or one JSON object per line').choices(['table', 'json']).default('table'))
+    .addOption(outputOption(['text', 'json'] as const, 'live view, or one JSON object per line'))
     .option('--exit-on-ready', 'stop (gracefully) and exit 0 once every pod is Ready; exit 1 if --timeout passes first')
     .option('--timeout <duration>', 'stop (gracefully) after this long: 30s, 2m, 1m30s or plain seconds')
     .option('--kubelet-restart', 'behave like a kubelet that has just restarted (jittered first probes) instead of one running for a while')
@@ -65,19 +70,26 @@ export function registerRunCommand(
     .option('--cri-endpoint <endpoint>', 'CRI socket for --runtime cri (default: $CONTAINER_RUNTIME_ENDPOINT, else unix:///run/containerd/containerd.sock)')
     .option('--log-dir <dir>', 'write container logs to this directory (created if needed) and keep them')
     .option('--keep-logs', 'keep the temporary log directory at exit (by default it is removed unless the run failed)')
-    .action(async (files: string[], flags: RunFlags) => {
-      setExit(await runPods(files, flags, io, env));
+    .action(async (files: string[], flags: RunFlags & { filename?: string[] }) => {
+      setExit(await runPods(inputPaths(files, flags.filename), flags, io, env));
     });
+  addExamples(command, [
+    'probelet run pod.yaml',
+    'probelet run -f deploy.yaml --exit-on-ready --timeout 2m',
+    'kubectl get pod web -o yaml | probelet run -',
+  ]);
 }
 
 async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvironment): Promise<number> {
   const timeoutMs = flags.timeout === undefined ? undefined : parseDuration(flags.timeout, '--timeout');
   const listen = parseListen(flags.listen);
+  if (files.length === 0) throw new CliUsageError('run: give at least one manifest (FILE, -f FILE, or - for standard input)');
+  await requireReadable(files);
 
   const loaded = await loadPods(files, io);
-  if (!loaded) return EXIT_USAGE;
+  if (!loaded.pods) return EXIT_USAGE;
   const admitted = admitAndReport(
-    loaded.map((pod) => asNewPod(pod, Date.now())),
+    loaded.pods.map((pod) => asNewPod(pod, Date.now())),
     io,
     { requireCommand: !runsImages(flags) },
   );
@@ -96,10 +108,17 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
     let code: number = EXIT_USAGE;
     try {
       code = await runKubelet({ pods: admitted.pods, files, flags, timeoutMs, runDir: logs.dir, api, io, env });
-      return code;
     } finally {
+      // The logs are about the run: a dropped document does not make them worth keeping.
       await logs.release(code === EXIT_OK, io);
     }
+    // Documents or pods left out ran no container: a clean stop still says so in its code.
+    const dropped = loaded.problems + admitted.errors.length;
+    if (dropped > 0 && code === EXIT_OK) {
+      io.stderr(`probelet: ${dropped} problem${dropped === 1 ? '' : 's'} in the input (above): the other pods ran\n`);
+      return EXIT_USAGE;
+    }
+    return code;
   } finally {
     await server.close();
   }

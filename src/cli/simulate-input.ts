@@ -1,6 +1,6 @@
 /**
- * `probelet simulate`'s behaviour input: `-b CONTAINER[.PROBE]=SCRIPT` flags and the
- * `--behavior FILE` YAML (the same keys, or per container `script`, `liveness`,
+ * `probelet simulate`'s behaviour input: `-b CONTAINER[.PROBE]=SCRIPT` flags and
+ * `-b FILE` YAML files (the same keys, or per container `script`, `liveness`,
  * `readiness`, `startup`, `sigterm: ignore`), checked against the pods' containers. Every
  * problem is a usage error naming the flag and the fix (exit 2).
  */
@@ -20,11 +20,12 @@ interface Assignment {
   where: string;
 }
 
-/** The behaviours of `-b` flags and `--behavior FILE` (flags win), checked against `pods`. */
-export async function readBehaviours(flags: readonly string[], file: string | undefined, pods: readonly Pod[]): Promise<Map<string, ContainerBehaviour>> {
+/** The behaviours of behaviour files then `-b` scripts (scripts win), checked against `pods`. */
+export async function readBehaviours(flags: readonly string[], files: readonly string[], pods: readonly Pod[]): Promise<Map<string, ContainerBehaviour>> {
   const assignments: Assignment[] = [];
-  const ignoreSigterm = new Set<string>();
-  if (file !== undefined) assignments.push(...(await readBehaviourFile(file, ignoreSigterm)));
+  /** Containers whose file says `sigterm: ignore`, and that file (for messages). */
+  const ignoreSigterm = new Map<string, string>();
+  for (const file of files) assignments.push(...(await readBehaviourFile(file, ignoreSigterm)));
   for (const flag of flags) {
     const eq = flag.indexOf('=');
     if (eq <= 0) throw new CliUsageError(`-b ${flag}: expected CONTAINER[.PROBE]=SCRIPT, e.g. -b app=down:30s,up or -b app.readiness=up:1m,fail`);
@@ -55,8 +56,8 @@ export async function readBehaviours(flags: readonly string[], file: string | un
     else b.probes[probe as ProbeType] = parsed;
     behaviours.set(name, b);
   }
-  for (const name of ignoreSigterm) {
-    if (!names.includes(name)) throw new CliUsageError(`--behavior ${file ?? ''}: no container ${JSON.stringify(name)} in ${podList(pods)} (containers: ${names.join(', ')})`);
+  for (const [name, file] of ignoreSigterm) {
+    if (!names.includes(name)) throw new CliUsageError(`--behaviour ${file}: no container ${JSON.stringify(name)} in ${podList(pods)} (containers: ${names.join(', ')})`);
     const b = behaviours.get(name) ?? { probes: {} };
     b.onSigterm = IGNORE_SIGTERM;
     behaviours.set(name, b);
@@ -64,8 +65,8 @@ export async function readBehaviours(flags: readonly string[], file: string | un
   return behaviours;
 }
 
-async function readBehaviourFile(file: string, ignoreSigterm: Set<string>): Promise<Assignment[]> {
-  const where = `--behavior ${file}`;
+async function readBehaviourFile(file: string, ignoreSigterm: Map<string, string>): Promise<Assignment[]> {
+  const where = `--behaviour ${file}`;
   let doc: unknown;
   try {
     doc = yaml.load(await readFile(file, 'utf8'));
@@ -88,7 +89,7 @@ async function readBehaviourFile(file: string, ignoreSigterm: Set<string>): Prom
     for (const [field, v] of Object.entries(value as Record<string, unknown>)) {
       if (field === 'sigterm') {
         if (v !== 'ignore' && v !== 'honour' && v !== 'honor') throw new CliUsageError(`${where}: ${key}.sigterm: expected "ignore" or "honour", got ${JSON.stringify(v)}`);
-        if (v === 'ignore') ignoreSigterm.add(key);
+        if (v === 'ignore') ignoreSigterm.set(key, file);
         continue;
       }
       if (field !== 'script' && !PROBE_KINDS.includes(field as ProbeType)) {

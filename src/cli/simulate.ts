@@ -5,13 +5,14 @@
  * a summary per container with the reasons for every kill in numbers; `--sweep` repeats the
  * simulation over the length of a container's first phase and finds where it breaks.
  */
+import { stat } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import type { Pod } from '../api/types.js';
 import { formatProblem, loadManifests, skippedNote } from '../api/documents.js';
 import { podsOf } from '../api/manifest.js';
 import { containerScript, type ContainerBehaviour } from '../simulate/behaviour.js';
 import { explainKill, stamp } from '../simulate/explain.js';
-import { MAX_PODS_PER_NODE } from '../simulate/nodes.js';
+import { MAX_PODS_PER_NODE, simulationWork } from '../simulate/nodes.js';
 import { admitForSimulation } from '../simulate/pods.js';
 import { formatScript } from '../simulate/script.js';
 import { SIMULATION_ORIGIN_MS, simulate, type PodOutcome, type SimulationResult } from '../simulate/simulation.js';
@@ -19,6 +20,8 @@ import { startServer, type RunningServer } from '../server/server.js';
 import { timelineView, type Timeline } from '../server/timeline.js';
 import { formatGoDuration } from '../util/duration.js';
 import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
+import { addExamples, filenameOption, inputPaths, outputOption } from './flags.js';
+import { requireReadable } from './inputs.js';
 import { CliUsageError, processIO, type CliIO } from './io.js';
 import { createLiveView, type OutputFormat } from './live-view.js';
 import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
@@ -28,60 +31,77 @@ import { exitWhenOutputCloses, processSignals } from './terminal.js';
 import { formatTable } from './view.js';
 
 interface SimulateFlags {
-  behavior?: string;
-  b: string[];
+  /** `-b`/`--behaviour`/`--behavior`: each a behaviour file when one exists at that path, else `CONTAINER[.PROBE]=SCRIPT`. */
+  behaviour: string[];
   for: string;
   seed: string;
   output: OutputFormat;
   kubeletRestart?: boolean;
   sweep?: string;
-  /** `--ui [HOST:PORT]`: serve the finished timeline on the dashboard. */
-  ui?: string;
+  /** `--ui`: serve the finished timeline on the dashboard, at `--listen`. */
+  ui?: boolean;
+  listen?: string;
   /** `--threads N`: worker threads at most for more than one simulated node. */
   threads?: string;
+  /** Simulate beyond {@link MAX_SIMULATION_WORK}. */
+  force?: boolean;
 }
 
 const DEFAULT_FOR = '10m';
+/** `--ui` without `--listen`: loopback, any free port. */
+const DEFAULT_UI_LISTEN = '127.0.0.1:0';
+/**
+ * The most work (timer firings: probes falling due plus the nodes' own loops, see
+ * `simulationWork`) a simulation starts without `--force`: about a minute of wall time on
+ * two cores at the ~130,000 probes a second the benchmark measures, and above the
+ * benchmark's 1,000 pods for an hour (4.1 million). `--for 1y` of the demo pod is ~35 million.
+ */
+export const MAX_SIMULATION_WORK = 10_000_000;
 /** Width of the `+1h2m3s` stamp column. */
 const STAMP_WIDTH = 9;
 
 export function registerSimulateCommand(program: Command, io: CliIO, setExit: (code: number) => void): void {
-  program
+  const command = program
     .command('simulate')
     .description('Play out what the kubelet will do with these pods on virtual time, with containers behaving as you describe (images need not exist).')
-    .argument('<file...>', 'manifests holding Pods or workloads (one pod per template)')
-    .option('-b, --behaviour <CONTAINER[.PROBE]=SCRIPT>', 'a container\'s behaviour: phases STATE[:DURATION] (down, up, fail, hang, slow(D), redirect(URL), exit(N)), e.g. app=down:40s,up', collect, [])
-    .option('--behavior <file>', 'behaviours in YAML: CONTAINER[.PROBE]: SCRIPT')
-    .option('--for <duration>', 'virtual time to simulate', DEFAULT_FOR)
+    .argument('[files...]', 'manifests holding Pods or workloads (one pod per template), or - for standard input')
+    .addOption(filenameOption())
+    .option(
+      '-b, --behaviour <CONTAINER[.PROBE]=SCRIPT|FILE>',
+      "a container's behaviour: phases STATE[:DURATION] (down, up, fail, hang, slow(D), redirect(URL), exit(N)), e.g. app=down:40s,up; or a YAML file of such lines (CONTAINER[.PROBE]: SCRIPT). Repeatable; scripts win over files",
+      collect,
+      [],
+    )
+    .addOption(new Option('--behavior <CONTAINER[.PROBE]=SCRIPT|FILE>', 'the same as --behaviour').argParser(collect).hideHelp())
+    .option('--for <duration>', 'virtual time to simulate: 30s, 10m, 1h30m, or plain seconds', DEFAULT_FOR)
     .option('--seed <n>', 'seed of the jitter (same inputs and seed: same output)', '1')
-    .addOption(new Option('-o, --output <format>', 'the run view stamped with virtual time, or JSON lines').choices(['table', 'json']).default('table'))
+    .addOption(outputOption(OUTPUTS, 'the run view stamped with virtual time, or JSON lines'))
     .option('--kubelet-restart', 'a freshly restarted kubelet (jittered first probes) instead of one running for a while')
     .option('--sweep <CONTAINER=FROM..TO/STEP>', "vary the length of the container's first phase and find where it starts crash-looping")
-    .option('--ui [listen]', 'then serve the finished timeline on the dashboard (loopback only, default 127.0.0.1:0) until Ctrl-C')
+    .option('--ui', 'then serve the finished timeline on the dashboard (at --listen) until Ctrl-C')
+    .option('--listen <host:port>', `with --ui: the dashboard's address, loopback only; port 0 picks a free port (default ${DEFAULT_UI_LISTEN})`)
     .option('--threads <n>', 'worker threads at most for more than 110 pods (a simulated node each 110; default: one per core up to 4 when the work is big; 1: none, least memory)')
-    .action(async (files: string[], raw: Record<string, unknown>) => {
-      const flags: SimulateFlags = {
-        b: (raw['behaviour'] as string[] | undefined) ?? [],
-        for: String(raw['for'] ?? DEFAULT_FOR),
-        seed: String(raw['seed'] ?? '1'),
-        output: raw['output'] === 'json' ? 'json' : 'table',
-        ...(typeof raw['behavior'] === 'string' ? { behavior: raw['behavior'] } : {}),
-        ...(raw['kubeletRestart'] === true ? { kubeletRestart: true } : {}),
-        ...(typeof raw['sweep'] === 'string' ? { sweep: raw['sweep'] } : {}),
-        ...(raw['ui'] === true ? { ui: '127.0.0.1:0' } : typeof raw['ui'] === 'string' ? { ui: raw['ui'] } : {}),
-        ...(typeof raw['threads'] === 'string' ? { threads: raw['threads'] } : {}),
-      };
+    .option('--force', `simulate even when the estimated work exceeds ${MAX_SIMULATION_WORK.toLocaleString('en-US')} timer firings (about a minute)`)
+    .action(async (files: string[], raw: SimulateFlags & { behavior?: string[]; filename?: string[] }) => {
+      const flags: SimulateFlags = { ...raw, behaviour: [...(raw.behavior ?? []), ...raw.behaviour] };
       const offOutput = io === processIO ? exitWhenOutputCloses() : () => undefined;
       try {
-        setExit(await runSimulate(files, flags, io));
+        setExit(await runSimulate(inputPaths(files, raw.filename), flags, io));
       } finally {
         offOutput();
       }
     });
+  addExamples(command, [
+    'probelet simulate deploy.yaml -b app=down:40s,up --for 5m',
+    'probelet simulate -f pod.yaml --behaviour behaviour.yaml --ui',
+    'probelet simulate deploy.yaml -b app=down:30s,up --sweep app=10s..2m/10s',
+  ]);
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+const OUTPUTS = ['text', 'json'] as const;
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Promise<number> {
@@ -92,8 +112,12 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
   if (flags.threads !== undefined && !/^[1-9]\d*$/.test(flags.threads)) {
     throw new CliUsageError(`--threads: expected a whole number from 1 (e.g. --threads 1 for the least memory), got ${JSON.stringify(flags.threads)}`);
   }
-  const listen = flags.ui === undefined ? undefined : parseListen(flags.ui, '--ui');
+  if (flags.listen !== undefined && flags.ui !== true) throw new CliUsageError(`--listen ${flags.listen}: the address is the dashboard's: add --ui`);
+  const listen = flags.ui === true ? parseListen(flags.listen ?? DEFAULT_UI_LISTEN) : undefined;
   if (listen && flags.sweep !== undefined) throw new CliUsageError('--ui shows one simulation: it does not go with --sweep');
+  if (files.length === 0) throw new CliUsageError('simulate: give at least one manifest (FILE, -f FILE, or - for standard input)');
+  await requireReadable(files);
+  const { scripts, behaviourFiles } = await splitBehaviours(flags.behaviour);
 
   const load = await loadManifests(files);
   const { pods: found, problems } = podsOf(load.objects);
@@ -106,18 +130,28 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
     io.stderr(`probelet: no pods to simulate in ${files.join(', ')}\n`);
     return EXIT_USAGE;
   }
+  /** Documents or pods dropped: the rest is simulated, and the exit code says so at the end. */
+  const dropped = load.problems.length + problems.length + admitted.errors.length;
   const pods = admitted.pods;
-  const behaviours = await readBehaviours(flags.b, flags.behavior, pods);
+  refuseHugeWork(pods, forMs, flags);
+  const behaviours = await readBehaviours(scripts, behaviourFiles, pods);
   const base = { pods, forMs, seed, kubeletRestart: flags.kubeletRestart === true, ...(flags.threads !== undefined ? { threads: Number(flags.threads) } : {}) };
+  const sweepPlan = flags.sweep === undefined ? undefined : parseSweep(flags.sweep, behaviours, pods);
+  // A sweep is one simulation per value.
+  if (sweepPlan !== undefined) refuseHugeWork(pods, forMs * sweepPlan.valuesMs.length, flags);
+  const finish = (): number => {
+    if (dropped === 0) return EXIT_OK;
+    io.stderr(`probelet: ${dropped} problem${dropped === 1 ? '' : 's'} in the input (above): what could be read was simulated\n`);
+    return EXIT_USAGE;
+  };
 
-  if (flags.sweep !== undefined) {
-    const plan = parseSweep(flags.sweep, behaviours, pods);
-    await runSweep(plan, base, behaviours, flags.output, io);
-    return EXIT_OK;
+  if (sweepPlan !== undefined) {
+    await runSweep(sweepPlan, base, behaviours, flags.output, io);
+    return finish();
   }
 
   const out = stampedOutput(flags.output, io);
-  if (flags.output === 'table') printPreamble(pods, behaviours, forMs, seed, io);
+  if (flags.output === 'text') printPreamble(pods, behaviours, forMs, seed, io);
   else io.stdout(`${JSON.stringify({ type: 'simulate', seed, for: forMs / 1000, behaviours: behaviourList(pods, behaviours) })}\n`);
   const view = createLiveView({
     output: flags.output,
@@ -142,8 +176,39 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
   view.close();
   if (flags.output === 'json') io.stdout(`${JSON.stringify(summaryJSON(result))}\n`);
   else printSummary(result, behaviours, io);
+  const code = finish();
   if (listen && result.timeline) await serveTimeline(result.timeline, listen, flags.output, io);
-  return EXIT_OK;
+  return code;
+}
+
+/**
+ * `-b`/`--behaviour` values: a path to an existing file is a behaviour file, anything else
+ * a `CONTAINER[.PROBE]=SCRIPT`. A value that is neither says both readings in its error.
+ */
+async function splitBehaviours(values: readonly string[]): Promise<{ scripts: string[]; behaviourFiles: string[] }> {
+  const scripts: string[] = [];
+  const behaviourFiles: string[] = [];
+  for (const value of values) {
+    const isFile = await stat(value).then(
+      (s) => s.isFile(),
+      () => false,
+    );
+    if (isFile) behaviourFiles.push(value);
+    else if (value.indexOf('=') > 0) scripts.push(value);
+    else throw new CliUsageError(`--behaviour ${value}: no such file, and not CONTAINER[.PROBE]=SCRIPT: give a behaviour file that exists or e.g. -b app=down:30s,up`);
+  }
+  return { scripts, behaviourFiles };
+}
+
+/** Refuses, before anything runs, a simulation estimated to take minutes, unless `--force`. */
+function refuseHugeWork(pods: readonly Pod[], totalMs: number, flags: SimulateFlags): void {
+  const work = simulationWork(pods, totalMs);
+  if (work <= MAX_SIMULATION_WORK || flags.force === true) return;
+  const fits = Math.floor((MAX_SIMULATION_WORK / work) * totalMs / 1000) * 1000;
+  const shorter = flags.sweep === undefined ? `a shorter --for (at most about ${formatGoDuration(fits)} for these pods)` : 'a shorter --for or fewer --sweep values';
+  throw new CliUsageError(
+    `--for ${flags.for}: about ${Math.round(work).toLocaleString('en-US')} timer firings to simulate (probes and the kubelet's own loops), more than the ${MAX_SIMULATION_WORK.toLocaleString('en-US')} that take about a minute. Give ${shorter}, or add --force to run it anyway`,
+  );
 }
 
 /** `--ui`: the finished simulation on the dashboard, until Ctrl-C (or SIGTERM). */
@@ -152,7 +217,7 @@ async function serveTimeline(timeline: Timeline, listen: ListenAddress, output: 
   try {
     server = await startServer(timelineView(timeline), listen);
   } catch (err) {
-    throw new CliUsageError(`--ui ${listen.host}:${listen.port}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new CliUsageError(`--listen ${listen.host}:${listen.port}: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (output === 'json') io.stdout(`${JSON.stringify({ type: 'ui', url: `${server.url}/` })}\n`);
   else io.stdout(`\nDashboard of this simulation: ${server.url}/ (Ctrl-C to stop)\n`);

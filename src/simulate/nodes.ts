@@ -113,6 +113,17 @@ function probeTicks(pods: readonly Pod[], forMs: number): number {
   return (perSecond * forMs) / 1000;
 }
 
+/**
+ * The work a simulation of `pods` over `forMs` does, in timer firings, give or take: every
+ * probe falling due, plus each node's own loops (housekeeping every 2 s, pod syncs), counted
+ * as one a second,
+ * which run with no probe at all. What `probelet simulate` estimates before it starts.
+ */
+export function simulationWork(pods: readonly Pod[], forMs: number): number {
+  const nodes = Math.max(1, Math.ceil(pods.length / MAX_PODS_PER_NODE));
+  return probeTicks(pods, forMs) + (nodes * forMs) / 1000;
+}
+
 /** The options every node shares, without what cannot leave this thread. */
 export function nodeOptions(options: SimulationOptions): NodeOptions {
   const { pods: _pods, forMs: _forMs, onPod, onEvent, threads: _threads, ...shared } = options;

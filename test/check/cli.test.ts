@@ -56,10 +56,11 @@ describe('probelet check: exit status', () => {
   });
 
   it('2 for a file that cannot be read, and for a wrong type, naming the field and line', async () => {
+    // A path the user typed that cannot be read: exit 2 before anything is checked.
     const missing = await runCli(['check', `${FIXTURES}nope.yaml`, GOOD]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('nope.yaml: cannot read: no such file or directory');
-    expect(missing.stdout).toContain('Deployment shop/web');
+    expect(missing.stderr).toContain('nope.yaml: cannot read: no such file or directory\nprobelet: nothing was started');
+    expect(missing.stdout).toBe('');
 
     let stdout = '';
     let stderr = '';
@@ -163,11 +164,11 @@ describe('probelet check: figures per pod (--startup-time, --probe-p99 POD/CONTA
     await expect(check({ probeP99: ['web/.liveness=1s'] })).rejects.toThrow('--probe-p99: expected [POD/]CONTAINER.PROBE=DURATION');
   });
 
-  it('an unreadable input: its problem first, then the keys that found nothing in what could be read', async () => {
+  it('a broken input: its problem first, then the keys that found nothing in what could be read', async () => {
     let stderr = '';
     const io = { stdout: () => undefined, stderr: (s: string) => void (stderr += s) };
-    await runCheck([SAME, `${FIXTURES}does-not-exist.yaml`], flags({ output: 'json', startupTime: ['nope=1s'] }), io);
-    const problem = stderr.indexOf('does-not-exist.yaml');
+    await runCheck([SAME, BROKEN], flags({ output: 'json', startupTime: ['nope=1s'] }), io);
+    const problem = stderr.indexOf(BROKEN);
     const key = stderr.indexOf('--startup-time nope: no container of that name in the input that could be read');
     expect(problem).toBeGreaterThanOrEqual(0);
     expect(key).toBeGreaterThan(problem);

@@ -90,7 +90,7 @@ describe('probelet probe --http-get', () => {
     const byDefault = parseJson((await runCli(['probe', '--http-get', `${base}/slow`, '-o', 'json'])).stdout);
     expect(byDefault['durationMs']).toBeGreaterThanOrEqual(950);
     expect(byDefault['durationMs']).toBeLessThan(2500);
-    const longer = parseJson((await runCli(['probe', '--http-get', `${base}/slow`, '--timeout', '3', '-o', 'json'])).stdout);
+    const longer = parseJson((await runCli(['probe', '--http-get', `${base}/slow`, '--timeout', '3s', '-o', 'json'])).stdout);
     expect(longer['durationMs']).toBeGreaterThanOrEqual(2950);
   });
 
@@ -231,9 +231,10 @@ describe('probelet probe: bad flags exit 2 and name the problem', () => {
     ['no handler', [], /exactly one of --http-get URL, --tcp HOST:PORT/],
     ['two handlers', ['--http-get', 'http://127.0.0.1:1/', '--tcp', '127.0.0.1:1'], /exactly one of --http-get/],
     ['--exec and --grpc', ['--grpc', '127.0.0.1:1', '--exec', '--', 'true'], /exactly one of/],
-    ['--timeout 0', ['--tcp', '127.0.0.1:1', '--timeout', '0'], /--timeout: invalid value "0"/],
-    ['--timeout 1.5', ['--tcp', '127.0.0.1:1', '--timeout', '1.5'], /--timeout: invalid value "1.5"/],
-    ['--timeout abc', ['--tcp', '127.0.0.1:1', '--timeout', 'abc'], /--timeout: invalid value "abc"/],
+    ['--timeout 0', ['--tcp', '127.0.0.1:1', '--timeout', '0'], /--timeout: the duration must be positive, got "0"/],
+    ['--timeout 1.5', ['--tcp', '127.0.0.1:1', '--timeout', '1.5'], /--timeout 1\.5: timeoutSeconds is a whole number of seconds in the Kubernetes API/],
+    ['--timeout 2500ms', ['--tcp', '127.0.0.1:1', '--timeout', '2500ms'], /--timeout 2500ms: timeoutSeconds is a whole number of seconds .*give e\.g\. 3s/],
+    ['--timeout abc', ['--tcp', '127.0.0.1:1', '--timeout', 'abc'], /--timeout: invalid duration "abc"/],
     ['--tcp without port', ['--tcp', '127.0.0.1'], /--tcp: invalid value "127.0.0.1": expected HOST:PORT/],
     ['--tcp port 70000', ['--tcp', 'localhost:70000'], /--tcp: invalid value "localhost:70000"/],
     ['--grpc port 0', ['--grpc', '127.0.0.1:0'], /--grpc: invalid value "127.0.0.1:0"/],
@@ -275,7 +276,7 @@ describe('the probelet executable', () => {
   it('exits 2 on bad input, saying why on stderr', async () => {
     const run = await runNode(BIN, ['probe', '--tcp', '127.0.0.1:1', '--timeout', 'soon']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('probelet: --timeout: invalid value "soon"');
+    expect(run.stderr).toContain('probelet: --timeout: invalid duration "soon"');
     expect(run.stdout).toBe('');
   });
 });

@@ -122,8 +122,10 @@ describe('probelet run: bad input', () => {
     const good = testPod(s, 'good', TREE, READY_NOW);
     const file = s.manifest('pods.yaml', bad, good);
     const run = startRun(s, [file, '--listen', '127.0.0.1:0', '--exit-on-ready', '--timeout', '20s']);
-    expect(await exitCode(run)).toBe(0);
+    // Every pod that could run was Ready; the invalid one makes the code 2 (one rule for every command).
+    expect(await exitCode(run)).toBe(2);
     expect(run.stderr()).toContain('spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1');
+    expect(run.stderr()).toContain('probelet: 1 problem in the input (above): the other pods ran');
     expect(rows(run.stdout(), 'good').map((r) => `${r[1] ?? ''} ${r[2] ?? ''}`)).toContain('1/1 Running');
     expect(rows(run.stdout(), 'bad')).toEqual([]);
     expect(await nothingLeft(s.marker)).toBe(true);
@@ -135,9 +137,13 @@ describe('probelet run: bad input', () => {
     const deployment = s.manifest('deploy.yaml', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: {} });
     const service = s.manifest('svc.yaml', { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' } });
     const missing = `${s.dir}/missing.yaml`;
-    const none = await runCli(['run', missing, broken, deployment, service, '--listen', '127.0.0.1:0']);
+    // A path that cannot be read stops everything before it starts, whatever else is given.
+    const unreadable = await runCli(['run', good, missing, '--listen', '127.0.0.1:0']);
+    expect(unreadable.code).toBe(2);
+    expect(unreadable.stderr).toBe(`probelet: ${missing}: cannot read: no such file or directory\nprobelet: nothing was started (fix the path above)\n`);
+    expect(unreadable.stdout).toBe('');
+    const none = await runCli(['run', broken, deployment, service, '--listen', '127.0.0.1:0']);
     expect(none.code).toBe(2);
-    expect(none.stderr).toContain(`probelet: ${missing}: cannot read: no such file or directory`);
     expect(none.stderr).toContain(`probelet: ${broken}:1:1: document 1: expected a Kubernetes object`);
     expect(none.stderr).toContain(`probelet: ${deployment}:5:1: document 1: Deployment "d" has no spec.template`);
     expect(none.stderr).toContain('probelet: skipped 1 object without a pod template (Service)');
@@ -146,6 +152,9 @@ describe('probelet run: bad input', () => {
     const mixed = await runCli(['run', good, broken, '--listen', '127.0.0.1:0', '--output', 'json', '--timeout', '1s']);
     expect(mixed.stderr).toContain(`probelet: ${broken}:1:1: document 1: expected a Kubernetes object`);
     expect(mixed.stdout).toContain('good');
+    // The good pod ran; the dropped document still makes the run exit 2, as check does.
+    expect(mixed.stderr).toContain('probelet: 1 problem in the input (above): the other pods ran');
+    expect(mixed.code).toBe(2);
 
     for (const flags of [['--timeout', 'soon'], ['--timeout', '0s'], ['--listen', 'localhost'], ['--listen', '0.0.0.0:0'], ['--output', 'yaml']]) {
       const refused = await runCli(['run', good, ...flags]);

@@ -191,7 +191,7 @@ describe('live view (streaming forms)', () => {
 
   it('prints a row only when NAME READY STATUS RESTARTS change, and every event', () => {
     const { out, err, io } = capture();
-    const view = createLiveView({ output: 'table', io, terminal: notATerminal, podNames: ['web'], now: () => T0 + 12_000 });
+    const view = createLiveView({ output: 'text', io, terminal: notATerminal, podNames: ['web'], now: () => T0 + 12_000 });
     const p = pod({ statuses: [{ name: 'app', ...running }] });
     view.pod(p);
     view.pod({ ...p, status: { ...p.status, startTime: at(1) } }); // only a timestamp moved
@@ -228,7 +228,7 @@ describe('live view (streaming forms)', () => {
   it('on a terminal, redraws the screen in place', () => {
     const { out, io } = capture();
     const tty = { isTTY: true, columns: () => 60, rows: () => 20 };
-    const view = createLiveView({ output: 'table', io, terminal: tty, podNames: ['web'], now: () => T0 + 3000 });
+    const view = createLiveView({ output: 'text', io, terminal: tty, podNames: ['web'], now: () => T0 + 3000 });
     view.pod(pod({ statuses: [{ name: 'app', ...running }] }));
     view.event(event({ message: 'x'.repeat(200) }));
     view.close();

@@ -130,7 +130,7 @@ describe('probelet simulate', () => {
     [['-b', 'app.ready=up'], '-b app.ready=up: unknown probe "ready": write app.liveness, app.readiness or app.startup'],
     [['-b', 'app.liveness=exit(1)'], "-b app.liveness=exit(1): exit(N) ends the container, not a probe: put it in the container's script (-b app=…)"],
     [['-b', 'app=slow(x)'], '-b app=slow(x): bad duration in "slow(x)": write slow(D) with D such as 2s or 500ms'],
-    [['-b', 'app'], '-b app: expected CONTAINER[.PROBE]=SCRIPT'],
+    [['-b', 'app'], '--behaviour app: no such file, and not CONTAINER[.PROBE]=SCRIPT: give a behaviour file that exists or e.g. -b app=down:30s,up'],
     [['--for', 'soon'], '--for: invalid duration "soon"'],
     [['--sweep', 'app=10s..1m'], '--sweep app=10s..1m: write --sweep CONTAINER=FROM..TO/STEP'],
     [['--sweep', 'app=10s..1m/10s'], "--sweep app=10s..1m/10s: the sweep varies the first phase of app's script, which needs at least two phases"],
@@ -154,7 +154,7 @@ describe('probelet simulate', () => {
     const bad = manifest('bad.yaml', 'app:\n  script: hop\n');
     const refused = await runCli(['simulate', DEMO, '--behavior', bad]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain(`probelet: --behavior ${bad}: app.script: unknown state "hop"`);
+    expect(refused.stderr).toContain(`probelet: --behaviour ${bad}: app.script: unknown state "hop"`);
   });
 
   it.each([

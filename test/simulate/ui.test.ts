@@ -57,19 +57,30 @@ describe('probelet simulate --ui', () => {
     const sweep = await runCli(['simulate', DEPLOYMENT, '-b', 'api=down:30s,up', '--sweep', 'api=10s..20s/10s', '--ui']);
     expect(sweep.code).toBe(2);
     expect(sweep.stderr).toContain('--ui shows one simulation: it does not go with --sweep');
-    const remote = await runCli(['simulate', DEPLOYMENT, '--for', '10s', '--ui', '0.0.0.0:0']);
+    const remote = await runCli(['simulate', DEPLOYMENT, '--for', '10s', '--ui', '--listen', '0.0.0.0:0']);
     expect(remote.code).toBe(2);
-    expect(remote.stderr).toMatch(/--ui 0\.0\.0\.0:0: .*loopback/);
+    expect(remote.stderr).toMatch(/--listen 0\.0\.0\.0:0: .*loopback/);
   });
 });
 
 describe('probelet simulate --ui: bad addresses are refused before anything is simulated', () => {
-  it('names --ui (not --listen), with nothing printed on stdout', async () => {
-    const remote = await runCli(['simulate', DEPLOYMENT, '--for', '10s', '--ui', '0.0.0.0:0']);
+  it('takes the address from --listen, as run does, with nothing printed on stdout', async () => {
+    const remote = await runCli(['simulate', DEPLOYMENT, '--for', '10s', '--ui', '--listen', '0.0.0.0:0']);
     expect(remote.code).toBe(2);
     expect(remote.stdout).toBe('');
-    const garbled = await runCli(['simulate', DEPLOYMENT, '--for', '10s', '--ui', 'foo']);
+    const garbled = await runCli(['simulate', DEPLOYMENT, '--for', '10s', '--ui', '--listen', 'foo']);
     expect(garbled.code).toBe(2);
-    expect(garbled.stderr).toContain('--ui: expected HOST:PORT');
+    expect(garbled.stderr).toContain('--listen: expected HOST:PORT');
+    expect(garbled.stdout).toBe('');
+  });
+
+  it('--listen without --ui names the missing switch; an address after --ui (the old form) is not read as a file', async () => {
+    const alone = await runCli(['simulate', DEPLOYMENT, '--for', '10s', '--listen', '127.0.0.1:0']);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain("--listen 127.0.0.1:0: the address is the dashboard's: add --ui");
+    const old = await runCli(['simulate', DEPLOYMENT, '--for', '10s', '--ui', '127.0.0.1:8080']);
+    expect(old.code).toBe(2);
+    expect(old.stderr).toContain('127.0.0.1:8080: cannot read: no such file or directory (an address goes with --listen, e.g. --listen 127.0.0.1:8080)');
+    expect(old.stdout).toBe('');
   });
 });
