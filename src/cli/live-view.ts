@@ -5,6 +5,7 @@
  * one JSON object per line for scripts.
  */
 import type { Event, Pod } from '../api/types.js';
+import { crashText, type CrashNote } from './crash-notes.js';
 import type { CliIO } from './io.js';
 import { createScreenView } from './screen-view.js';
 import type { Terminal } from './terminal.js';
@@ -17,6 +18,8 @@ export interface LiveView {
   pod(pod: Pod): void;
   /** An Event was recorded, or an existing one counted again. */
   event(event: Event): void;
+  /** A container crashed: its exit code and last log lines, beside the status (see crash-notes). */
+  crash(note: CrashNote): void;
   /** A message for the user (shutdown progress), placed so that it does not break the view. */
   notice(text: string): void;
   /** Final rendering; stops any timer. */
@@ -44,6 +47,10 @@ function createJsonView(io: CliIO): LiveView {
   return {
     pod: (pod) => io.stdout(`${JSON.stringify({ type: 'pod', pod })}\n`),
     event: (event) => io.stdout(`${JSON.stringify({ type: 'event', event })}\n`),
+    crash: (note) => {
+      const { podUID: _uid, pod, container, exitCode, reason, log, logPath, finishedAt } = note;
+      io.stdout(`${JSON.stringify({ type: 'crash', pod, container, exitCode, reason, finishedAt: new Date(finishedAt).toISOString(), log, ...(logPath ? { logPath } : {}) })}\n`);
+    },
     notice: (text) => io.stderr(`${text}\n`),
     close: () => undefined,
   };
@@ -68,6 +75,7 @@ function createLineView(io: CliIO, podNames: readonly string[], now: () => numbe
       io.stdout(`${formatRow(podRowCells(summary, now()), widths)}\n`);
     },
     event: (event) => io.stdout(`${eventLine(event, now())}\n`),
+    crash: (note) => io.stdout(`${crashText(note).join('\n')}\n`),
     notice: (text) => io.stderr(`${text}\n`),
     close: () => undefined,
   };

@@ -22,6 +22,7 @@ import { addExamples, filenameOption, inputPaths, outputOption } from './flags.j
 import { requireReadable } from './inputs.js';
 import { CliUsageError, type CliIO } from './io.js';
 import { createLiveView, type OutputFormat } from './live-view.js';
+import { watchCrashes, type CrashNote } from './crash-notes.js';
 import { checkCommand, formatMeasurements, measure, type MeasurementsLine } from './measurements.js';
 import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
 import { admitAndReport, asNewPod, loadPods, printRejected } from './run-input.js';
@@ -106,11 +107,13 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
       io.stdout(`Dashboard: ${server.url}/\nRead-only API: ${server.url} (/healthz, /pods, /events, /probes, /metrics/probes)\nContainer logs: ${logs.dir}\n\n`);
     }
     let code: number = EXIT_USAGE;
+    const crashed = new Map<string, CrashNote>();
     try {
-      code = await runKubelet({ pods: admitted.pods, files, flags, timeoutMs, runDir: logs.dir, api, io, env });
+      code = await runKubelet({ pods: admitted.pods, files, flags, timeoutMs, runDir: logs.dir, api, io, env, crashed });
     } finally {
-      // The logs are about the run: a dropped document does not make them worth keeping.
-      await logs.release(code === EXIT_OK, io);
+      // The logs are about the run: a dropped document does not make them worth keeping,
+      // a container that crashed does, whatever the exit code.
+      await logs.release(code === EXIT_OK && crashed.size === 0, io, [...crashed.values()]);
     }
     // Documents or pods left out ran no container: a clean stop still says so in its code.
     const dropped = loaded.problems + admitted.errors.length;
@@ -126,8 +129,8 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
 
 interface LogDir {
   dir: string;
-  /** At exit: removes a temporary directory after a clean run; otherwise says where the logs are. */
-  release(clean: boolean, io: CliIO): Promise<void>;
+  /** At exit: removes a temporary directory after a clean run; otherwise says where the logs are, naming those of crashed containers. */
+  release(clean: boolean, io: CliIO, crashed: readonly CrashNote[]): Promise<void>;
 }
 
 /**
@@ -148,7 +151,7 @@ async function openLogDir(flags: RunFlags): Promise<LogDir> {
   const dir = await mkdtemp(join(tmpdir(), 'probelet-run-'));
   return {
     dir,
-    release: async (clean, io) => {
+    release: async (clean, io, crashed) => {
       // An empty directory (the run failed before any container wrote) holds nothing worth keeping.
       const empty = (await readdir(dir).catch(() => [])).length === 0;
       if ((clean || empty) && flags.keepLogs !== true) {
@@ -156,6 +159,7 @@ async function openLogDir(flags: RunFlags): Promise<LogDir> {
         return;
       }
       io.stderr(`probelet: container logs kept in ${dir}\n`);
+      for (const c of crashed) if (c.logPath) io.stderr(`probelet:   ${c.pod}/${c.container} exited with code ${c.exitCode}: ${c.logPath}\n`);
     },
   };
 }
@@ -170,10 +174,12 @@ interface Session {
   api: DeferredView;
   io: CliIO;
   env: RunEnvironment;
+  /** The latest crash of each container seen before the stop was requested (to keep their logs); one entry a container, so it stays bounded. */
+  crashed: Map<string, CrashNote>;
 }
 
 /** Runs the admitted pods until a reason to stop, then deletes them; returns the exit code. */
-async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env }: Session): Promise<number> {
+async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env, crashed }: Session): Promise<number> {
   const runtime = await createRuntime(flags, runDir);
   const kubelet = new Kubelet({ runtime, kubeletRestart: flags.kubeletRestart === true });
   api.attach(kubelet);
@@ -189,6 +195,17 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env 
     if (flags.exitOnReady) judgeReadiness(watching, latest, stop);
   });
   const offEvents = kubelet.recorder.subscribe((event) => view.event(event));
+  let stopping = false;
+  const names = new Map(pods.map((p) => [p.metadata?.uid ?? '', p.metadata?.name ?? '']));
+  const offCrashes = watchCrashes(
+    runtime,
+    (uid) => names.get(uid) ?? uid,
+    () => stopping,
+    (note) => {
+      crashed.set(`${note.podUID}/${note.container}`, note);
+      view.crash(note);
+    },
+  );
   // `{"type":"probe",…}`: every recorded attempt and transition, as the flight recorder saw it.
   const offProbes =
     flags.output === 'json'
@@ -216,6 +233,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env 
   try {
     printRejected(kubelet.addPods(pods), out);
     const outcome = await stop.requested;
+    stopping = true;
     view.notice(`probelet: ${outcome.why}: deleting every pod gracefully (Ctrl-C again kills them at once)`);
     closing = kubelet.close();
     // Deletion is a change a watcher sees (Terminating) before any container has stopped.
@@ -231,6 +249,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env 
     await withinMs(closing ?? kubelet.close(), FORCED_STOP_WAIT_MS);
     offStatus();
     offEvents();
+    offCrashes();
     offProbes?.();
     view.close();
     offSignals();

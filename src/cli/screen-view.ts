@@ -4,6 +4,7 @@
  * changes and once a second so ages keep counting, like `watch kubectl get pods`.
  */
 import type { Event, Pod } from '../api/types.js';
+import { crashText, type CrashNote } from './crash-notes.js';
 import type { CliIO } from './io.js';
 import type { LiveView } from './live-view.js';
 import type { Terminal } from './terminal.js';
@@ -30,6 +31,8 @@ export function createScreenView({ io, terminal, now }: ScreenViewOptions): Live
   const pods = new Map<string, Pod>();
   /** Keyed by Event name, so a repeat (count + 1) moves to the end instead of adding a line. */
   const events = new Map<string, Event>();
+  /** The latest crash of each container (pod uid + name), shown under the table as describe shows Last State. */
+  const crashes = new Map<string, CrashNote>();
   let drawnLines = 0;
   let pending: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
@@ -45,6 +48,8 @@ export function createScreenView({ io, terminal, now }: ScreenViewOptions): Live
     const at = now();
     const width = Math.max(20, terminal.columns() - 1);
     const table = formatTable([POD_COLUMNS, ...[...pods.values()].map((p) => podRowCells(summarizePod(p), at))]);
+    const lastStates = [...crashes.values()].flatMap((c) => crashText(c));
+    if (lastStates.length > 0) table.push('', 'LAST STATE', ...lastStates);
     const room = Math.max(1, Math.min(MAX_EVENTS, terminal.rows() - table.length - 4));
     const latest = [...events.values()].slice(-room).map((e) => eventLine(e, at));
     const lines = [...table, '', latest.length > 0 ? 'EVENTS' : 'EVENTS (none yet)', ...latest].map((l) => clip(l, width));
@@ -65,6 +70,10 @@ export function createScreenView({ io, terminal, now }: ScreenViewOptions): Live
   return {
     pod(pod) {
       pods.set(pod.metadata?.uid ?? pod.metadata?.name ?? '', pod);
+      schedule();
+    },
+    crash(note) {
+      crashes.set(`${note.podUID}/${note.container}`, note);
       schedule();
     },
     event(event) {

@@ -166,6 +166,23 @@ describe('probelet run: bad input', () => {
   });
 });
 
+describe('probelet run: a crashed container', () => {
+  it('shows its exit code and last log lines beside the status, and keeps its log after a clean stop', async () => {
+    const crash = testPod(s, 'crash', ['sh', '-c', 'echo starting; echo "fatal: no config at /etc/app.conf" >&2; exit 3'], {}, { restartPolicy: 'Never' });
+    const file = s.manifest('crash.yaml', crash);
+    const run = startRun(s, [file, '--listen', '127.0.0.1:0', '--timeout', '3s']);
+    expect(await exitCode(run)).toBe(0);
+    expect(run.stdout()).toContain('pod/crash{main}  exited with code 3 (Error); last lines of its log:\n    | starting\n    | fatal: no config at /etc/app.conf\n');
+    // The run ended cleanly (--timeout), yet the crashed container's log is kept, and named.
+    const kept = /probelet: container logs kept in (\S+)\n/.exec(run.stderr())?.[1] ?? '';
+    expect(kept).not.toBe('');
+    const path = /probelet: {3}crash\/main exited with code 3: (\S+)\n/.exec(run.stderr())?.[1] ?? '';
+    expect(path.startsWith(kept)).toBe(true);
+    expect(existsSync(path)).toBe(true);
+    expect(await nothingLeft(s.marker)).toBe(true);
+  });
+});
+
 describe('probelet run: output and API', () => {
   it('--output json streams one object per line: the run, pods and events', async () => {
     const file = s.manifest('pod.yaml', testPod(s, 'web', TREE, READY_NOW));

@@ -225,6 +225,53 @@ describe('live view (streaming forms)', () => {
     ]);
   });
 
+  it('a crash: exit code and the last log lines beside the status, in each of the three forms', () => {
+    const note = { podUID: 'u1', pod: 'web', container: 'app', exitCode: 3, reason: 'Error', log: ['starting', 'fatal: no config'], logPath: '/tmp/x/0.log', finishedAt: T0 + 5000 };
+    const lines = capture();
+    const lineView = createLiveView({ output: 'text', io: lines.io, terminal: notATerminal, podNames: ['web'], now: () => T0 + 6000 });
+    lineView.crash(note);
+    lineView.crash({ ...note, log: [] });
+    lineView.close();
+    expect(lines.out.join('').split('\n').slice(1)).toEqual([
+      'pod/web{app}  exited with code 3 (Error); last lines of its log:',
+      '    | starting',
+      '    | fatal: no config',
+      'pod/web{app}  exited with code 3 (Error); its log is empty',
+      '',
+    ]);
+
+    const json = capture();
+    const jsonView = createLiveView({ output: 'json', io: json.io, terminal: notATerminal, podNames: ['web'] });
+    jsonView.crash(note);
+    expect(JSON.parse(json.out.join(''))).toEqual({
+      type: 'crash',
+      pod: 'web',
+      container: 'app',
+      exitCode: 3,
+      reason: 'Error',
+      finishedAt: '2025-01-01T00:00:05.000Z',
+      log: ['starting', 'fatal: no config'],
+      logPath: '/tmp/x/0.log',
+    });
+
+    const screen = capture();
+    const tty = { isTTY: true, columns: () => 80, rows: () => 30 };
+    const screenView = createLiveView({ output: 'text', io: screen.io, terminal: tty, podNames: ['web'], now: () => T0 + 6000 });
+    screenView.pod(pod({ statuses: [{ name: 'app', restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } } }] }));
+    screenView.crash(note);
+    screenView.close();
+    const frames = screen.out.join('');
+    const last = frames.slice(frames.lastIndexOf('\x1b[J') + 3).split('\n');
+    expect(last.slice(1, 7)).toEqual([
+      'web    0/1     CrashLoopBackOff   1          6s',
+      '',
+      'LAST STATE',
+      'pod/web{app}  exited with code 3 (Error); last lines of its log:',
+      '    | starting',
+      '    | fatal: no config',
+    ]);
+  });
+
   it('on a terminal, redraws the screen in place', () => {
     const { out, io } = capture();
     const tty = { isTTY: true, columns: () => 60, rows: () => 20 };
