@@ -70,7 +70,7 @@ export function registerRunCommand(
     .addOption(new Option('--runtime <name>', 'container runtime: host processes, or a CRI runtime (containerd, CRI-O) running the images').choices(RUNTIME_NAMES).default('process'))
     .option('--cri-endpoint <endpoint>', 'CRI socket for --runtime cri (default: $CONTAINER_RUNTIME_ENDPOINT, else unix:///run/containerd/containerd.sock)')
     .option('--log-dir <dir>', 'write container logs to this directory (created if needed) and keep them')
-    .option('--keep-logs', 'keep the temporary log directory at exit (by default it is removed unless the run failed)')
+    .option('--keep-logs', 'keep the temporary log directory at exit (by default it is removed unless the run failed or a container crashed)')
     .action(async (files: string[], flags: RunFlags & { filename?: string[] }) => {
       setExit(await runPods(inputPaths(files, flags.filename), flags, io, env));
     });

@@ -54,7 +54,7 @@ const DEFAULT_UI_LISTEN = '127.0.0.1:0';
  * The most work (timer firings: probes falling due plus the nodes' own loops, see
  * `simulationWork`) a simulation starts without `--force`: about a minute of wall time on
  * two cores at the ~130,000 probes a second the benchmark measures, and above the
- * benchmark's 1,000 pods for an hour (4.1 million). `--for 1y` of the demo pod is ~35 million.
+ * benchmark's 1,000 pods for an hour (4.1 million). A year of the demo pod is ~120 million.
  */
 export const MAX_SIMULATION_WORK = 10_000_000;
 /** Width of the `+1h2m3s` stamp column. */
