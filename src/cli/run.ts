@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Pod } from '../api/types.js';
 import { Kubelet } from '../kubelet/kubelet.js';
+import type { ProbeClose } from '../probe/types.js';
 import { startServer, type RunningServer } from '../server/server.js';
 import type { KubeletView, ViewChange } from '../server/view.js';
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
@@ -24,6 +25,7 @@ import { checkCommand, formatMeasurements, measure, type MeasurementsLine } from
 import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
 import { admitAndReport, asNewPod, loadPods, printRejected } from './run-input.js';
 import { RUNTIME_NAMES, createRuntime, runsImages, type RuntimeFlags } from './run-runtime.js';
+import { probeCloseOption } from './probe-close-flag.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
 
@@ -35,6 +37,7 @@ interface RunFlags extends RuntimeFlags {
   kubeletRestart?: boolean;
   logDir?: string;
   keepLogs?: boolean;
+  probeClose: ProbeClose;
 }
 
 /** The process around the command; tests drive it in-process with their own. */
@@ -65,6 +68,7 @@ export function registerRunCommand(
     .option('--cri-endpoint <endpoint>', 'CRI socket for --runtime cri (default: $CONTAINER_RUNTIME_ENDPOINT, else unix:///run/containerd/containerd.sock)')
     .option('--log-dir <dir>', 'write container logs to this directory (created if needed) and keep them')
     .option('--keep-logs', 'keep the temporary log directory at exit (by default it is removed unless the run failed)')
+    .addOption(probeCloseOption())
     .action(async (files: string[], flags: RunFlags) => {
       setExit(await runPods(files, flags, io, env));
     });
@@ -156,7 +160,7 @@ interface Session {
 /** Runs the admitted pods until a reason to stop, then deletes them; returns the exit code. */
 async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env }: Session): Promise<number> {
   const runtime = await createRuntime(flags, runDir);
-  const kubelet = new Kubelet({ runtime, kubeletRestart: flags.kubeletRestart === true });
+  const kubelet = new Kubelet({ runtime, kubeletRestart: flags.kubeletRestart === true, probeClose: flags.probeClose });
   api.attach(kubelet);
   let outputLost = false;
   const out: CliIO = { stdout: (text) => void (outputLost || io.stdout(text)), stderr: (text) => io.stderr(text) };
