@@ -24,7 +24,8 @@ import { createLiveView, type OutputFormat } from './live-view.js';
 import { checkCommand, formatMeasurements, measure, type MeasurementsLine } from './measurements.js';
 import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
 import { admitAndReport, asNewPod, loadPods, printRejected } from './run-input.js';
-import { RUNTIME_NAMES, createRuntime, runsImages, type RuntimeFlags } from './run-runtime.js';
+import { RUNTIME_NAMES, createRuntime, criEndpoint, runsImages, type RuntimeFlags } from './run-runtime.js';
+import { criEndpointAnswers, hostRuntimeNotice, refuseVolumeMounts } from './host-runtime.js';
 import { probeCloseOption } from './probe-close-flag.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
@@ -69,17 +70,21 @@ export function registerRunCommand(
     .option('--log-dir <dir>', 'write container logs to this directory (created if needed) and keep them')
     .option('--keep-logs', 'keep the temporary log directory at exit (by default it is removed unless the run failed)')
     .addOption(probeCloseOption())
-    .action(async (files: string[], flags: RunFlags) => {
-      setExit(await runPods(files, flags, io, env));
+    .action(async (files: string[], flags: RunFlags, cmd: Command) => {
+      setExit(await runPods(files, flags, io, env, cmd.getOptionValueSource('runtime') === 'cli'));
     });
 }
 
-async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvironment): Promise<number> {
+async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvironment, runtimeGiven: boolean): Promise<number> {
   const timeoutMs = flags.timeout === undefined ? undefined : parseDuration(flags.timeout, '--timeout');
   const listen = parseListen(flags.listen);
 
-  const loaded = await loadPods(files, io);
+  let loaded = await loadPods(files, io);
   if (!loaded) return EXIT_USAGE;
+  if (!runsImages(flags)) {
+    loaded = await onTheHost(loaded, flags, io, runtimeGiven);
+    if (loaded.length === 0) return EXIT_USAGE;
+  }
   const admitted = admitAndReport(
     loaded.map((pod) => asNewPod(pod, Date.now())),
     io,
@@ -107,6 +112,22 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
   } finally {
     await server.close();
   }
+}
+
+/**
+ * The process runtime runs commands on this host: say so, and refuse the pods that mount
+ * volumes unless `--runtime process` was given (see host-runtime.ts). Returns the pods to run.
+ */
+async function onTheHost(pods: Pod[], flags: RunFlags, io: CliIO, runtimeGiven: boolean): Promise<Pod[]> {
+  let endpoint: string | undefined;
+  try {
+    endpoint = criEndpoint(flags.criEndpoint);
+  } catch {
+    endpoint = undefined; // a malformed endpoint is --runtime cri's to report
+  }
+  const answering = endpoint !== undefined && (await criEndpointAnswers(endpoint)) ? endpoint : undefined;
+  io.stderr(hostRuntimeNotice(answering));
+  return runtimeGiven ? pods : refuseVolumeMounts(pods, (text) => io.stderr(text));
 }
 
 interface LogDir {
