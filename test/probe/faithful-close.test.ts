@@ -187,6 +187,10 @@ describe('closing probe connections', () => {
     expect(await runCli(['probe', '--tcp', `127.0.0.1:${server.port}`, '--probe-close', 'reset'])).toMatchObject({ code: 0 });
     if (server.child.exitCode === null) await once(server.child, 'exit');
     expect(server.stderr()).toContain('ECONNRESET');
+    expect(await runCli(['run', 'pod.yaml', '--probe-close', 'rst'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("option '--probe-close <how>' argument 'rst' is invalid.") as unknown,
+    });
     expect(await runCli(['probe', '--tcp', '127.0.0.1:1', '--probe-close', 'rst'])).toMatchObject({
       code: 2,
       stderr: expect.stringContaining("option '--probe-close <how>' argument 'rst' is invalid. Allowed choices are fin, reset.") as unknown,
