@@ -126,7 +126,9 @@ export class Prober {
     this.runner = options.runner;
     this.recorder = options.recorder;
     this.clock = options.clock ?? realClock;
-    const real = REAL_HANDLERS[options.probeClose ?? 'fin'];
+    const real = Object.hasOwn(REAL_HANDLERS, options.probeClose ?? 'fin') ? REAL_HANDLERS[options.probeClose ?? 'fin'] : undefined;
+    // A library caller in plain JavaScript can pass anything: say so now, not at every probe.
+    if (real === undefined) throw new TypeError(`probeClose must be 'fin' or 'reset', got ${JSON.stringify(options.probeClose)}`);
     this.handlers = { ...real, ...options.handlers };
     this.reuseHttpRequests = this.handlers.http === real.http || options.httpHandlerReadsOnly === true;
   }

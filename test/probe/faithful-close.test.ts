@@ -141,6 +141,11 @@ describe('closing probe connections', () => {
     expect(server.stderr()).toContain('ECONNRESET');
   });
 
+  it('a probeClose that is neither fin nor reset is refused at construction', () => {
+    const bad = { runner: new LocalCommandRunner(), probeClose: 'rst' } as unknown as ConstructorParameters<typeof Prober>[0];
+    expect(() => new Prober(bad)).toThrow("probeClose must be 'fin' or 'reset', got \"rst\"");
+  });
+
   it("ProbeManager's probeClose reaches its prober: 'fin' by default, 'reset' when asked", async () => {
     const managerProber = (probeClose?: ProbeClose): ProbeManager =>
       new ProbeManager({
