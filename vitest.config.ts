@@ -5,7 +5,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Each file gets its own TMPDIR and fails if it leaves anything there.
+    // Each file gets its own TMPDIR and fails if it leaves anything there; all of them live in one
+    // directory of the run, removed at its end (with those of skipped files, which run no afterAll).
+    globalSetup: ['test/helpers/tmp-root.ts'],
     setupFiles: ['test/helpers/private-tmpdir.ts'],
     pool: 'forks',
     maxWorkers: 2,

@@ -122,7 +122,7 @@ export {
   type RecorderEntry,
 } from './prober/recorder.js';
 export type { ProbeNote } from './prober/prober.js';
-export type { HandlerObservation } from './probe/types.js';
+export type { HandlerObservation, NetProbeOptions, ProbeClose } from './probe/types.js';
 export type { KubeletChange } from './kubelet/kubelet.js';
 export { timelineView, type Timeline } from './server/timeline.js';
 export type { ProbeQuery, ViewChange } from './server/view.js';

@@ -27,6 +27,8 @@
  * @property {boolean} idle
  * @property {boolean} cpuProf
  * @property {string | undefined} scenario  A whole-node scenario (bench/scenario-*.mjs) instead of one handler.
+ * @property {'fin' | 'reset'} probeClose  How probelet's probes close their connections (ProberOptions.probeClose):
+ *   'fin' as the kubelet (default; TIME_WAIT on the probing side), 'reset' the opt-in (none).
  */
 
 const HANDLERS = ['http', 'tcp', 'grpc', 'exec'];
@@ -38,7 +40,7 @@ const SCENARIOS = {
 
 export const USAGE = `usage: npm run bench -- [--handler http|tcp|grpc|exec] [--workers N] [--period S]
        [--duration S] [--warmup S] [--timeout S] [--containers-per-pod K]
-       [--target URL|HOST:PORT] [--baseline] [--idle] [--cpu-prof]
+       [--target URL|HOST:PORT] [--baseline] [--idle] [--cpu-prof] [--probe-close fin|reset]
        npm run bench -- --scenario node [--duration S]    (110 pods at kubelet defaults, HTTP/TCP/gRPC/exec mixed)
        npm run bench -- --scenario check [--objects N]   (probelet check over N workload objects)
        npm run bench -- --scenario simulate              (probelet simulate: a day of the demo pod, 1,000 pods for an hour)`;
@@ -79,7 +81,7 @@ export function parseOptions(argv) {
       flags.add(name);
       continue;
     }
-    if (!['--handler', '--workers', '--period', '--duration', '--warmup', '--timeout', '--containers-per-pod', '--target', '--scenario'].includes(name)) {
+    if (!['--handler', '--workers', '--period', '--duration', '--warmup', '--timeout', '--containers-per-pod', '--target', '--scenario', '--probe-close'].includes(name)) {
       throw new Error(`unknown option ${JSON.stringify(arg)}`);
     }
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
@@ -89,6 +91,8 @@ export function parseOptions(argv) {
   const handler = values.get('--handler') ?? 'http';
   if (!HANDLERS.includes(handler)) throw new Error(`--handler must be one of ${HANDLERS.join(', ')}`);
   const idle = flags.has('--idle');
+  const probeClose = values.get('--probe-close') ?? 'fin';
+  if (probeClose !== 'fin' && probeClose !== 'reset') throw new Error('--probe-close must be fin or reset');
   const scenario = values.get('--scenario');
   if (scenario !== undefined && !(scenario in SCENARIOS)) throw new Error(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}`);
   const defaults = scenario === undefined ? undefined : SCENARIOS[/** @type {keyof typeof SCENARIOS} */ (scenario)];
@@ -107,6 +111,7 @@ export function parseOptions(argv) {
     idle,
     cpuProf: flags.has('--cpu-prof'),
     scenario,
+    probeClose: /** @type {'fin' | 'reset'} */ (probeClose),
   };
   if (options.target !== undefined && handler === 'exec') throw new Error('--target makes no sense for exec');
   if (options.target !== undefined) parseTarget(handler, options.target); // fail early

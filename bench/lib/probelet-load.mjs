@@ -28,7 +28,7 @@ export function probeletLoad(o, target, recorder) {
     // Idle: readiness workers wait for a container that never starts, so no probe runs.
     started: !o.idle,
   });
-  return managerLoad(pods, o.idle, recorder, /** @type {{ flightRecorder?: boolean }} */ (o).flightRecorder !== false);
+  return managerLoad(pods, o.idle, recorder, /** @type {{ flightRecorder?: boolean }} */ (o).flightRecorder !== false, o.probeClose);
 }
 
 /**
@@ -37,9 +37,10 @@ export function probeletLoad(o, target, recorder) {
  * @param {boolean} idle  a kubelet that started long ago (workers settle on their tickers at once)
  * @param {LatenessRecorder} recorder
  * @param {boolean} [flightRecorder]  false: without the flight recorder (`--recorder-cost` runs both)
+ * @param {'fin' | 'reset'} [probeClose]  how the probes close their connections (default: the kubelet's FIN)
  * @returns {Promise<Load>}
  */
-export async function managerLoad(entries, idle, recorder, flightRecorder = true) {
+export async function managerLoad(entries, idle, recorder, flightRecorder = true, probeClose = 'fin') {
   const lib = await import('../../dist/index.js');
   const statusManager = new lib.StatusManager();
   const uids = [];
@@ -49,7 +50,7 @@ export async function managerLoad(entries, idle, recorder, flightRecorder = true
   }
 
   const runner = new lib.LocalCommandRunner();
-  const real = new lib.Prober({ runner });
+  const real = new lib.Prober({ runner, probeClose });
   /** @type {Map<string, import('./lateness.mjs').Slot>} */
   const slots = new Map();
   /** @type {import('../../dist/prober/context.js').ProbeFunction} */

@@ -6,11 +6,13 @@ import { podsOf } from '../api/manifest.js';
 import type { Container, Pod, PodStatus, Probe } from '../api/types.js';
 import { validatePod, validateProbe } from '../api/validation.js';
 import { LocalCommandRunner } from '../probe/local-runner.js';
+import type { ProbeClose } from '../probe/types.js';
 import { Prober, type ProbeDetails } from '../prober/prober.js';
 import type { ProbeType } from '../prober/types.js';
 import { addExamples, outputOption, parseWholeSeconds } from './flags.js';
 import { requireReadable } from './inputs.js';
 import { CliUsageError, type CliIO } from './io.js';
+import { probeCloseOption } from './probe-close-flag.js';
 
 const PROBE_TYPES: readonly ProbeType[] = ['liveness', 'readiness', 'startup'];
 
@@ -28,6 +30,7 @@ interface ProbeFlags {
   container?: string;
   podIp: string;
   output: string;
+  probeClose: ProbeClose;
 }
 
 /** What one `probelet probe` run is about: the pod and container the probe belongs to. */
@@ -59,6 +62,7 @@ export function registerProbeCommand(program: Command, io: CliIO, setExit: (code
     .option('--container <name>', 'with -f: the container whose probe to run')
     .option('--pod-ip <ip>', 'with -f: the pod IP probes default to', '127.0.0.1')
     .addOption(outputOption(['text', 'json'] as const, 'output format'))
+    .addOption(probeCloseOption())
     .action(async (args: string[], flags: ProbeFlags, cmd: Command) => {
       checkFlagCombination(args, flags, (option) => cmd.getOptionValueSource(option) === 'cli');
       setExit(await runProbeCommand(args, flags, io));
@@ -119,7 +123,7 @@ async function runProbeCommand(command: string[], flags: ProbeFlags, io: CliIO):
     // One command, then exit: forking from here is cheaper than starting a spawner.
     spawner: false,
   });
-  const prober = new Prober({ runner });
+  const prober = new Prober({ runner, probeClose: flags.probeClose });
   const status: PodStatus = { podIP: target.podIP, phase: 'Running' };
   const started = performance.now();
   const details = await prober.probeWithDetails(probeType, target.pod, status, target.container, 'probelet://probe');

@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Pod } from '../api/types.js';
 import { Kubelet } from '../kubelet/kubelet.js';
+import type { ProbeClose } from '../probe/types.js';
 import { startServer, type RunningServer } from '../server/server.js';
 import type { KubeletView, ViewChange } from '../server/view.js';
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
@@ -26,7 +27,9 @@ import { watchCrashes, type CrashNote } from './crash-notes.js';
 import { checkCommand, formatMeasurements, measure, type MeasurementsLine } from './measurements.js';
 import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
 import { admitAndReport, asNewPod, loadPods, printRejected } from './run-input.js';
-import { RUNTIME_NAMES, createRuntime, runsImages, type RuntimeFlags } from './run-runtime.js';
+import { RUNTIME_NAMES, createRuntime, criEndpoint, runsImages, type RuntimeFlags } from './run-runtime.js';
+import { criEndpointAnswers, hostRuntimeNotice, refuseVolumeMounts } from './host-runtime.js';
+import { probeCloseOption } from './probe-close-flag.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
 
@@ -38,6 +41,7 @@ interface RunFlags extends RuntimeFlags {
   kubeletRestart?: boolean;
   logDir?: string;
   keepLogs?: boolean;
+  probeClose: ProbeClose;
 }
 
 /** The process around the command; tests drive it in-process with their own. */
@@ -71,8 +75,9 @@ export function registerRunCommand(
     .option('--cri-endpoint <endpoint>', 'CRI socket for --runtime cri (default: $CONTAINER_RUNTIME_ENDPOINT, else unix:///run/containerd/containerd.sock)')
     .option('--log-dir <dir>', 'write container logs to this directory (created if needed) and keep them')
     .option('--keep-logs', 'keep the temporary log directory at exit (by default it is removed unless the run failed or a container crashed)')
-    .action(async (files: string[], flags: RunFlags & { filename?: string[] }) => {
-      setExit(await runPods(inputPaths(files, flags.filename), flags, io, env));
+    .addOption(probeCloseOption())
+    .action(async (files: string[], flags: RunFlags & { filename?: string[] }, cmd: Command) => {
+      setExit(await runPods(inputPaths(files, flags.filename), flags, io, env, cmd.getOptionValueSource('runtime') === 'cli'));
     });
   addExamples(command, [
     'probelet run pod.yaml',
@@ -81,7 +86,7 @@ export function registerRunCommand(
   ]);
 }
 
-async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvironment): Promise<number> {
+async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvironment, runtimeGiven: boolean): Promise<number> {
   const timeoutMs = flags.timeout === undefined ? undefined : parseDuration(flags.timeout, '--timeout');
   const listen = parseListen(flags.listen);
   if (files.length === 0) throw new CliUsageError('run: give at least one manifest (FILE, -f FILE, or - for standard input)');
@@ -89,8 +94,14 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
 
   const loaded = await loadPods(files, io);
   if (!loaded.pods) return EXIT_USAGE;
+  let pods = loaded.pods;
+  if (!runsImages(flags)) {
+    pods = await onTheHost(pods, flags, io, runtimeGiven);
+    if (pods.length === 0) return EXIT_USAGE;
+  }
+  const refused = loaded.pods.length - pods.length;
   const admitted = admitAndReport(
-    loaded.pods.map((pod) => asNewPod(pod, Date.now())),
+    pods.map((pod) => asNewPod(pod, Date.now())),
     io,
     { requireCommand: !runsImages(flags) },
   );
@@ -116,7 +127,7 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
       await logs.release(code === EXIT_OK && crashed.size === 0, io, [...crashed.values()]);
     }
     // Documents or pods left out ran no container: a clean stop still says so in its code.
-    const dropped = loaded.problems + admitted.errors.length;
+    const dropped = loaded.problems + refused + admitted.errors.length;
     if (dropped > 0 && code === EXIT_OK) {
       io.stderr(`probelet: ${dropped} problem${dropped === 1 ? '' : 's'} in the input (above): the other pods ran\n`);
       return EXIT_USAGE;
@@ -125,6 +136,22 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
   } finally {
     await server.close();
   }
+}
+
+/**
+ * The process runtime runs commands on this host: say so, and refuse the pods that mount
+ * volumes unless `--runtime process` was given (see host-runtime.ts). Returns the pods to run.
+ */
+async function onTheHost(pods: Pod[], flags: RunFlags, io: CliIO, runtimeGiven: boolean): Promise<Pod[]> {
+  let endpoint: string | undefined;
+  try {
+    endpoint = criEndpoint(flags.criEndpoint);
+  } catch {
+    endpoint = undefined; // a malformed endpoint is --runtime cri's to report
+  }
+  const answering = endpoint !== undefined && (await criEndpointAnswers(endpoint)) ? endpoint : undefined;
+  io.stderr(hostRuntimeNotice(answering));
+  return runtimeGiven ? pods : refuseVolumeMounts(pods, (text) => io.stderr(text));
 }
 
 interface LogDir {
@@ -181,7 +208,7 @@ interface Session {
 /** Runs the admitted pods until a reason to stop, then deletes them; returns the exit code. */
 async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env, crashed }: Session): Promise<number> {
   const runtime = await createRuntime(flags, runDir);
-  const kubelet = new Kubelet({ runtime, kubeletRestart: flags.kubeletRestart === true });
+  const kubelet = new Kubelet({ runtime, kubeletRestart: flags.kubeletRestart === true, probeClose: flags.probeClose });
   api.attach(kubelet);
   let outputLost = false;
   const out: CliIO = { stdout: (text) => void (outputLost || io.stdout(text)), stderr: (text) => io.stderr(text) };

@@ -10,7 +10,7 @@ import type { AdmitResult } from '../api/admit.js';
 import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS } from '../api/defaults.js';
 import { serializeTimes, toKubeTime } from '../api/time.js';
 import type { Event, Pod, PodStatus } from '../api/types.js';
-import { ProbeManager } from '../prober/manager.js';
+import { ProbeManager, type ProbeManagerOptions } from '../prober/manager.js';
 import type { FlightRecorderOptions, HistoryFilter, ProbeHistory, RecorderEntry } from '../prober/recorder.js';
 import { containerShouldRestart } from '../prober/restart-rules.js';
 import { killGracePeriodSeconds, MINIMUM_KILL_GRACE_SECONDS } from '../prober/kill-policy.js';
@@ -67,6 +67,8 @@ export interface KubeletOptions {
   admit?: (pods: readonly Pod[]) => AdmitResult;
   /** The probe manager's flight recorder: its options, or `false` for none (default: on). */
   flightRecorder?: FlightRecorderOptions | false;
+  /** How network probes close their connections (default `'fin'`, the kubelet's); see ProbeClose. */
+  probeClose?: ProbeManagerOptions['probeClose'];
 }
 
 type Lifecycle = 'sync' | 'terminating' | 'terminated';
@@ -140,6 +142,7 @@ export class Kubelet {
       startTime: options.kubeletRestart ? this.clock.now() : this.clock.now() - LONG_AGO_MS,
       ...(options.prober ? { prober: options.prober } : {}),
       ...(options.flightRecorder !== undefined ? { flightRecorder: options.flightRecorder } : {}),
+      ...(options.probeClose !== undefined ? { probeClose: options.probeClose } : {}),
     });
     this.unsubscribe.push(
       this.livenessResults.subscribe((u) => this.onLiveness(u)),

@@ -19,6 +19,7 @@ import { goQuote } from '../util/go-quote.js';
 import { PROBE_USER_AGENT } from './constants.js';
 import { GRPC_FRAME_HEADER_BYTES, decodeServingStatus, encodeHealthCheckRequest } from './grpc-proto.js';
 import { joinHostPort } from './net-errors.js';
+import type { ProbeClose } from './types.js';
 
 /** gRPC status codes used here (grpc/status.h). */
 export const GrpcCode = {
@@ -166,6 +167,8 @@ class HealthCheckCall {
     private readonly service: string,
     timeoutMs: number,
     private readonly resolve: (result: CheckResult) => void,
+    /** Close with a reset instead of the kubelet's FIN (see ProbeClose). */
+    private readonly reset: boolean,
   ) {
     this.dialHost = host === '' ? 'localhost' : host;
     this.authority = joinHostPort(this.dialHost, port);
@@ -487,9 +490,9 @@ class HealthCheckCall {
   }
 
   /**
-   * Closes the connection with a reset rather than a FIN, so the probing side keeps no
-   * TIME_WAIT socket (kubernetes#89898). The kubelet's dialer lingers 1 s instead and keeps
-   * them: probelet's choice, see the README's "Closing with a reset".
+   * Closes the connection: with a FIN, as the kubelet closes its `ClientConn` (its dialer,
+   * `probe.ProbeDialer()`, lingers 1 s rather than 0 so as not to reset), or with a reset
+   * when asked (no TIME_WAIT on the probing side; see ProbeClose).
    */
   private dropConnection(): void {
     const { socket, session, stream } = this;
@@ -499,7 +502,10 @@ class HealthCheckCall {
     // The stream first: a session destroyed with a stream still open builds an error (and
     // its stack trace) to cancel it with, ≈ 18 µs a probe.
     if (stream && !stream.destroyed) stream.destroy();
-    if (socket && !socket.destroyed) socket.resetAndDestroy();
+    if (socket && !socket.destroyed) {
+      if (this.reset) socket.resetAndDestroy();
+      else socket.destroy();
+    }
     if (session) {
       session.on('error', ignore);
       session.destroy();
@@ -511,8 +517,14 @@ class HealthCheckCall {
  * Calls Health/Check for `service` on `host:port` ('' = the local host) within `timeoutMs`
  * for dialling and the call together. Never rejects.
  */
-export function callHealthCheck(host: string, port: number, service: string, timeoutMs: number): Promise<CheckResult> {
+export function callHealthCheck(
+  host: string,
+  port: number,
+  service: string,
+  timeoutMs: number,
+  close: ProbeClose = 'fin',
+): Promise<CheckResult> {
   return new Promise((resolve) => {
-    new HealthCheckCall(host, port, service, timeoutMs, resolve);
+    new HealthCheckCall(host, port, service, timeoutMs, resolve, close === 'reset');
   });
 }

@@ -8,7 +8,7 @@ import { formatGoDuration } from '../util/duration.js';
 import { goStatusErrorText } from '../util/go-status.js';
 import { GrpcCode, callHealthCheck, type CheckResult } from './grpc-call.js';
 import { joinHostPort } from './net-errors.js';
-import type { HandlerObservation, ProbeOutcome } from './types.js';
+import type { HandlerObservation, NetProbeOptions, ProbeOutcome } from './types.js';
 
 export { goStatusErrorText };
 
@@ -63,7 +63,8 @@ function evaluate(result: CheckResult, addr: string, timeoutMs: number, seen: Ha
  * One deadline of `timeoutMs` covers connecting and the call, as the kubelet's blocking dial
  * does: a refused connection is retried until the deadline, so nothing listening fails only
  * after the full timeout. `host` '' dials the local host but prints as `":port"`, like Go.
- * Never rejects; the connection is gone when the promise settles.
+ * Never rejects; the connection is gone when the promise settles, closed with a FIN unless
+ * `options.close` is `'reset'`.
  */
 export async function probeGrpc(
   host: string,
@@ -71,7 +72,8 @@ export async function probeGrpc(
   service: string,
   timeoutMs: number,
   seen?: HandlerObservation,
+  options?: NetProbeOptions,
 ): Promise<ProbeOutcome> {
-  const result = await callHealthCheck(host, port, service, timeoutMs);
+  const result = await callHealthCheck(host, port, service, timeoutMs, options?.close);
   return evaluate(result, joinHostPort(host, port), timeoutMs, seen);
 }

@@ -2,9 +2,10 @@
  * One HTTP/1.1 exchange of a probe over a fresh connection, behaving like the kubelet's
  * Go transport: no proxy, no keep-alive (`Connection: close`), no compression, TLS
  * without verification, Go's header order and Go-worded errors. node:http does the
- * protocol; the connection is created here so that it can be cut with a TCP reset
- * (no TIME_WAIT left on the probing side, kubelet issue #89898) and so that the
- * dial phase is known when the deadline strikes.
+ * protocol; the connection is created here so that its close is ours (a FIN, as the
+ * kubelet's `DisableKeepAlives` transport closes each connection after its response, or a
+ * reset when asked: see ProbeClose) and so that the dial phase is known when the deadline
+ * strikes.
  */
 import http, { type IncomingMessage } from 'node:http';
 import net from 'node:net';
@@ -12,6 +13,7 @@ import tls from 'node:tls';
 import { MAX_PROBE_OUTPUT_BYTES } from './constants.js';
 import { fromByteString, goRequestURI, goURLHostname, goURLPort, hasControlByte, HTTP_TOKEN, toByteString, type GoURL } from './http-url.js';
 import { describeConnError, describeDialError, dialTimeoutText, goQuote, type SocketEnd } from './net-errors.js';
+import type { ProbeClose } from './types.js';
 
 /** One request of a redirect chain (Go's `http.Request` as far as probes use it). */
 export interface Hop {
@@ -50,8 +52,9 @@ export interface Connection {
   readonly local: SocketEnd;
   readonly remote: SocketEnd;
   /**
-   * Closes without leaving TIME_WAIT behind: a connection the server already closed
-   * is simply destroyed (we close second); any other is reset.
+   * Closes the connection: with a FIN by default; with `'reset'`, without leaving TIME_WAIT
+   * behind (a connection the server already closed is simply destroyed, as we close second;
+   * any other is reset).
    */
   close(): void;
 }
@@ -118,6 +121,7 @@ class ProbeConnection implements Connection {
   constructor(
     readonly socket: net.Socket,
     private readonly raw: ProbeSocket,
+    private readonly reset: boolean,
   ) {}
 
   get connected(): boolean {
@@ -137,7 +141,7 @@ class ProbeConnection implements Connection {
     this.closed = true;
     const { raw, socket } = this;
     const peerClosed = socket.readableEnded || raw.readableEnded;
-    if (!raw.destroyed && !raw.connecting && !peerClosed) {
+    if (this.reset && !raw.destroyed && !raw.connecting && !peerClosed) {
       try {
         raw.resetAndDestroy();
       } catch {
@@ -149,13 +153,13 @@ class ProbeConnection implements Connection {
   }
 }
 
-function openConnection(secure: boolean, hostname: string, port: number): Connection {
+function openConnection(secure: boolean, hostname: string, port: number, close: ProbeClose): Connection {
   const raw = new ProbeSocket().connect({ host: hostname, port });
   const socket = secure
     ? tls.connect({ socket: raw, servername: sniName(hostname), rejectUnauthorized: false })
     : raw;
   const lazyEnds = !secure && net.isIPv4(hostname);
-  const conn = new ProbeConnection(socket, raw);
+  const conn = new ProbeConnection(socket, raw, close === 'reset');
   const recordError = (err: Error): void => {
     conn.lastError = err;
   };
@@ -216,8 +220,9 @@ export function prepareHop(hop: Hop): PreparedHop {
 /**
  * Sends one GET and waits for the response headers. Never rejects. `prepared` must be
  * `prepareHop(hop)` (computed earlier for the same hop); by default it is computed here.
+ * `close` is how the connection will be closed (see ProbeClose).
  */
-export function send(hop: Hop, deadline: Deadline, prepared: PreparedHop = prepareHop(hop)): Promise<Sent> {
+export function send(hop: Hop, deadline: Deadline, prepared: PreparedHop = prepareHop(hop), close: ProbeClose = 'fin'): Promise<Sent> {
   if (!prepared.ok) return Promise.resolve({ ok: false, message: prepared.problem });
   const { secure, hostname, portText, port } = prepared;
   if (port > 65535) return Promise.resolve({ ok: false, message: `dial tcp: address ${portText}: invalid port` });
@@ -227,7 +232,7 @@ export function send(hop: Hop, deadline: Deadline, prepared: PreparedHop = prepa
   return new Promise<Sent>((resolve) => {
     let conn: Connection;
     try {
-      conn = openConnection(secure, hostname, port);
+      conn = openConnection(secure, hostname, port, close);
     } catch (err) {
       resolve({ ok: false, message: describeDialError(err, hostname, port) });
       return;

@@ -18,9 +18,9 @@ import {
   type GoURL,
 } from './http-url.js';
 import { goQuote } from './net-errors.js';
-import type { HandlerObservation, ProbeOutcome } from './types.js';
+import type { HandlerObservation, NetProbeOptions, ProbeClose, ProbeOutcome } from './types.js';
 
-export interface HttpProbeOptions {
+export interface HttpProbeOptions extends NetProbeOptions {
   /**
    * Also follow redirects to other hostnames (Go's default client). The kubelet never
    * does: a redirect off the probed host ends the chain with a warning.
@@ -65,7 +65,7 @@ export async function probeHttp(
   }
   const deadline = startDeadline(timeoutMs);
   try {
-    return await follow(parsed, deadline, options.followNonLocalRedirects === true, seen);
+    return await follow(parsed, deadline, options.followNonLocalRedirects === true, options.close ?? 'fin', seen);
   } finally {
     deadline.stop();
   }
@@ -136,6 +136,7 @@ async function follow(
   parsed: ParsedRequest,
   deadline: Deadline,
   followNonLocal: boolean,
+  close: ProbeClose,
   seen: HandlerObservation | undefined,
 ): Promise<ProbeOutcome> {
   const { first } = parsed;
@@ -145,7 +146,9 @@ async function follow(
     chain.push(hop);
     // The first hop goes out as prepared once for this request; redirects are new each time.
     const sent =
-      hop === first ? await send(parsed.firstSent, deadline, parsed.prepared) : await send(withBasicAuth(hop), deadline);
+      hop === first
+        ? await send(parsed.firstSent, deadline, parsed.prepared, close)
+        : await send(withBasicAuth(hop), deadline, undefined, close);
     if (!sent.ok) return failure(`Get ${goQuote(goURLString(hop.url, true))}: ${sent.message}`);
     const { response, connection } = sent;
     const location = REDIRECT_STATUS.has(response.statusCode ?? 0) ? locationOf(response) : '';

@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { afterPendingIO, realClock } from '../util/clock.js';
 import { describeDialError, dialTimeoutText } from './net-errors.js';
-import type { HandlerObservation, ProbeOutcome } from './types.js';
+import type { HandlerObservation, NetProbeOptions, ProbeOutcome } from './types.js';
 
 /** Go's `net.Dial` accepts 0..65535; anything else fails before any packet is sent. */
 function isDialablePort(port: number): boolean {
@@ -18,14 +18,21 @@ function failure(output: string): ProbeOutcome {
 }
 
 /**
- * Opens a TCP connection to `host:port` and closes it at once.
+ * Opens a TCP connection to `host:port` and closes it at once (upstream `DoTCPProbe`: dial
+ * with the timeout, then `Close`).
  *
  * `host` '' means the local host (Go dials the local system for `":port"` and prints the
- * address as `:port`). The connection is closed with a reset rather than a FIN so the probing
- * side keeps no TIME_WAIT socket: the kubelet sets SO_LINGER for the same reason, so that
- * hundreds of probes a second cannot exhaust ephemeral ports (kubernetes#89898).
+ * address as `:port`). The connection ends with a FIN, as the kubelet's, unless
+ * `options.close` is `'reset'` (see `ProbeClose` in types.ts).
  */
-export function probeTcp(host: string, port: number, timeoutMs: number, seen?: HandlerObservation): Promise<ProbeOutcome> {
+export function probeTcp(
+  host: string,
+  port: number,
+  timeoutMs: number,
+  seen?: HandlerObservation,
+  options?: NetProbeOptions,
+): Promise<ProbeOutcome> {
+  const reset = options?.close === 'reset';
   if (!isDialablePort(port)) {
     return Promise.resolve(failure(`dial tcp: address ${port}: invalid port`));
   }
@@ -59,7 +66,8 @@ export function probeTcp(host: string, port: number, timeoutMs: number, seen?: H
       if (!isLiteral && !err && address) resolvedHost = address;
     });
     socket.on('connect', () => {
-      socket.resetAndDestroy();
+      if (reset) socket.resetAndDestroy();
+      else socket.destroy();
       if (seen) seen.connectMs = realClock.now() - startedAt;
       finish({ result: 'success', output: '' });
     });

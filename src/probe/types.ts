@@ -1,3 +1,28 @@
+/**
+ * How a network probe (TCP, HTTP, gRPC) ends its connection.
+ *
+ * - `'fin'` (the default): an orderly close, as the kubelet's: its probes dial through
+ *   `probe.ProbeDialer()` (`pkg/probe/dialer_others.go`), which sets SO_LINGER to 1 s rather
+ *   than 0 precisely so that the connection is closed cleanly with a FIN and not aborted with
+ *   a reset; `pkg/probe/tcp` dials and closes at once, `pkg/probe/http` uses a Go transport
+ *   with `DisableKeepAlives` (one connection per probe), `pkg/probe/grpc` closes its
+ *   `ClientConn` after the call. The probed server reads an end of stream. The probing side
+ *   keeps each connection it closed first in TIME_WAIT (60 s on Linux; the 1 s linger does
+ *   not shorten it), as the kubelet's node does.
+ * - `'reset'`: an abortive close (SO_LINGER {on, 0}): no TIME_WAIT is left on the probing
+ *   side, but the probed server sees `ECONNRESET` — which kills a Node `net` server that has
+ *   no `error` handler on its sockets. For probing one ip:port hundreds of times a second,
+ *   where TIME_WAIT sockets (one per probe for 60 s) could exhaust the ephemeral ports towards
+ *   it (kubernetes#89898). See docs/probe-close.md.
+ */
+export type ProbeClose = 'fin' | 'reset';
+
+/** Options of the network handlers (TCP, gRPC; HTTP's extend them). */
+export interface NetProbeOptions {
+  /** How the connection is closed; default `'fin'`, the kubelet's. */
+  close?: ProbeClose;
+}
+
 /** What one run of a handler (HTTP, TCP, gRPC, exec) says. */
 export type Outcome = 'success' | 'warning' | 'failure' | 'unknown';
 

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import type { ContainerWithRules, Pod, PodStatus } from '../api/types.js';
-import type { CommandRunner } from '../probe/types.js';
+import type { CommandRunner, ProbeClose } from '../probe/types.js';
 import { realClock, type Clock } from '../util/clock.js';
 import type { ProbeFunction, WorkerContext } from './context.js';
 import { ProberMetrics } from './metrics.js';
@@ -25,8 +25,14 @@ export interface ProbeManagerOptions {
   random?: () => number;
   /** Where the probe metrics go; default: a registry of this manager's own. */
   registry?: Registry;
-  /** Replaces the default `new Prober({ runner, recorder, clock })`. */
+  /** Replaces the default `new Prober({ runner, recorder, clock, probeClose })`. */
   prober?: ProbeFunction;
+  /**
+   * How the default prober's network probes close their connections: `'fin'` (default, the
+   * kubelet's) or `'reset'` (no TIME_WAIT on the probing side; the probed server sees a
+   * reset). See ProbeClose.
+   */
+  probeClose?: ProbeClose;
   /** When the kubelet started (ms on `clock`); default: construction time. */
   startTime?: number;
   /**
@@ -80,7 +86,14 @@ export class ProbeManager {
     this.livenessResults = options.livenessResults;
     this.readinessResults = options.readinessResults;
     this.startupResults = options.startupResults;
-    const prober = options.prober ?? new Prober({ runner: options.runner, recorder: options.recorder, clock });
+    const prober =
+      options.prober ??
+      new Prober({
+        runner: options.runner,
+        recorder: options.recorder,
+        clock,
+        ...(options.probeClose !== undefined ? { probeClose: options.probeClose } : {}),
+      });
     const resultsByKind: Record<ProbeType, ResultsManager> = {
       liveness: options.livenessResults,
       readiness: options.readinessResults,

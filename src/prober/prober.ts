@@ -7,7 +7,7 @@ import { newHttpProbeRequest, type HttpProbeRequest } from '../probe/http-reques
 import { probeGrpc } from '../probe/grpc.js';
 import { resolveContainerPort } from '../probe/port.js';
 import { probeTcp } from '../probe/tcp.js';
-import { UNSEEN, type CommandRunner, type HandlerObservation, type ProbeOutcome } from '../probe/types.js';
+import { UNSEEN, type CommandRunner, type HandlerObservation, type ProbeClose, type ProbeOutcome } from '../probe/types.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { probeTypeName, type EventRecorder, type ProbeType, type Result } from './types.js';
 
@@ -58,6 +58,12 @@ export interface ProberOptions {
    * input is unchanged) instead of a new one at every probe.
    */
   httpHandlerReadsOnly?: boolean;
+  /**
+   * How the real network handlers close their connections: `'fin'` (default), the kubelet's
+   * orderly close; `'reset'` leaves no TIME_WAIT on the probing side but shows the probed
+   * server a reset — for probing one ip:port hundreds of times a second. See ProbeClose.
+   */
+  probeClose?: ProbeClose;
 }
 
 export interface ProbeVerdict {
@@ -88,8 +94,19 @@ export interface ProbeNote {
   readonly seen: HandlerObservation;
 }
 
-/** The real handlers (they ignore the trailing target). */
-const defaultHandlers: ProbeHandlers = { exec: probeExec, http: probeHttp, tcp: probeTcp, grpc: probeGrpc };
+/** The real handlers, closing their connections as `close` says (they ignore the trailing target). */
+function realHandlers(close: ProbeClose): ProbeHandlers {
+  const net = Object.freeze({ close });
+  return {
+    exec: probeExec,
+    http: (request, timeoutMs, options, seen) => probeHttp(request, timeoutMs, options ? { ...net, ...options } : net, seen),
+    tcp: (host, port, timeoutMs, seen) => probeTcp(host, port, timeoutMs, seen, net),
+    grpc: (host, port, service, timeoutMs, seen) => probeGrpc(host, port, service, timeoutMs, seen, net),
+  };
+}
+
+/** One set per way of closing, shared by every prober. */
+const REAL_HANDLERS: Readonly<Record<ProbeClose, ProbeHandlers>> = { fin: realHandlers('fin'), reset: realHandlers('reset') };
 
 /**
  * Runs one probe for a worker: picks the handler, retries errored attempts, maps the
@@ -109,8 +126,11 @@ export class Prober {
     this.runner = options.runner;
     this.recorder = options.recorder;
     this.clock = options.clock ?? realClock;
-    this.handlers = { ...defaultHandlers, ...options.handlers };
-    this.reuseHttpRequests = this.handlers.http === probeHttp || options.httpHandlerReadsOnly === true;
+    const real = Object.hasOwn(REAL_HANDLERS, options.probeClose ?? 'fin') ? REAL_HANDLERS[options.probeClose ?? 'fin'] : undefined;
+    // A library caller in plain JavaScript can pass anything: say so now, not at every probe.
+    if (real === undefined) throw new TypeError(`probeClose must be 'fin' or 'reset', got ${JSON.stringify(options.probeClose)}`);
+    this.handlers = { ...real, ...options.handlers };
+    this.reuseHttpRequests = this.handlers.http === real.http || options.httpHandlerReadsOnly === true;
   }
 
   /**

@@ -11,7 +11,7 @@ import { isLoopbackHost, nonLoopbackMessage } from './loopback.js';
 import { isOwnOrigin } from './origin.js';
 import { route } from './routes.js';
 import { forbiddenStatus } from './status.js';
-import { serveStream } from './stream.js';
+import { serveStream, type OpenStream } from './stream.js';
 import type { KubeletView } from './view.js';
 
 export interface ServerOptions {
@@ -51,6 +51,7 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
   const dashboard = await loadDashboard(options.dashboardDir);
   const clock = options.clock ?? realClock;
   let ownPort = port;
+  const streams = new Set<OpenStream>();
   const server = createServer(
     {
       // A client that has not sent its request within this long is cut off (Node's
@@ -61,7 +62,7 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
       connectionsCheckingInterval: 1000,
     },
     (req, res) => {
-      void respond(view, req, res, { dashboard, clock, port: ownPort });
+      void respond(view, req, res, { dashboard, clock, port: ownPort, streams });
     },
   );
   await new Promise<void>((resolve, reject) => {
@@ -80,11 +81,16 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
     url: `http://${urlHost}:${info.port}`,
     address: { host: info.address, port: info.port },
     close: () => {
-      closing ??= new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        // server.close() alone waits for keep-alive clients to hang up; we do not.
-        server.closeAllConnections();
-      });
+      closing ??= (async () => {
+        // The dashboards watching get the run's last changes and an `end`, rather than a cut
+        // connection they would keep trying to reconnect to.
+        await Promise.all([...streams].map((stream) => stream.end()));
+        await new Promise<void>((resolve, reject) => {
+          server.close((err) => (err ? reject(err) : resolve()));
+          // server.close() alone waits for keep-alive clients to hang up; we do not.
+          server.closeAllConnections();
+        });
+      })();
       return closing;
     },
   };
@@ -94,6 +100,8 @@ interface ServeContext {
   dashboard: Dashboard;
   clock: Clock;
   port: number;
+  /** Open `/stream` responses, ended (not cut) when the server closes. */
+  streams: Set<OpenStream>;
 }
 
 /**
@@ -118,7 +126,9 @@ async function respond(view: KubeletView, req: IncomingMessage, res: ServerRespo
     return;
   }
   if (method === 'GET' && path === '/stream') {
-    serveStream(view, req, res, ctx.clock, dashboardHeaders('text/event-stream'));
+    const stream = serveStream(view, req, res, ctx.clock, dashboardHeaders('text/event-stream'));
+    ctx.streams.add(stream);
+    res.once('close', () => ctx.streams.delete(stream));
     return;
   }
   if (path === '/' && ctx.dashboard.size === 0) {

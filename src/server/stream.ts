@@ -3,10 +3,12 @@
  * with everything (pods, events, probe rings), then every change as it happens — `pod`,
  * `event`, `probe` — batched into one write every {@link STREAM_BATCH_MS} so a busy kubelet
  * costs the browser a few writes a second, not one per probe. The browser never polls; a
- * finished timeline (a view without `watch`) sends its snapshot and stays quiet.
+ * finished timeline (a view without `watch`) sends its snapshot and stays quiet. When the
+ * server closes (the run is over), each stream gets what was still batched and an `end`
+ * message, so the page shows the run's final state as ended instead of reconnecting forever.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Clock } from '../util/clock.js';
+import { realClock, type Clock } from '../util/clock.js';
 import type { KubeletView, ViewChange } from './view.js';
 
 export const STREAM_BATCH_MS = 100;
@@ -14,6 +16,20 @@ export const STREAM_BATCH_MS = 100;
 export const STREAM_HEARTBEAT_MS = 15_000;
 /** A client this far behind is cut off; its EventSource reconnects and starts from a fresh snapshot. */
 export const STREAM_MAX_BACKLOG_BYTES = 8 * 2 ** 20;
+
+/** How long closing waits for a stream's last messages to be written before cutting it. */
+export const STREAM_END_WAIT_MS = 1000;
+
+/** What the `end` message carries: when the run ended (ISO 8601). */
+export interface StreamEnd {
+  at: string;
+}
+
+/** An open stream, as the server holds it to end it when it closes. */
+export interface OpenStream {
+  /** Writes what is batched and the `end` message, then ends the response; resolves once written (or after a wait). */
+  end(): Promise<void>;
+}
 
 /** What the snapshot message carries. */
 export interface StreamSnapshot {
@@ -23,7 +39,13 @@ export interface StreamSnapshot {
   probes: unknown[];
 }
 
-export function serveStream(view: KubeletView, req: IncomingMessage, res: ServerResponse, clock: Clock, headers: Record<string, string>): void {
+export function serveStream(
+  view: KubeletView,
+  req: IncomingMessage,
+  res: ServerResponse,
+  clock: Clock,
+  headers: Record<string, string>,
+): OpenStream {
   res.writeHead(200, { ...headers, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
   const snapshot: StreamSnapshot = {
     live: view.watch !== undefined,
@@ -63,6 +85,26 @@ export function serveStream(view: KubeletView, req: IncomingMessage, res: Server
   };
   req.once('close', done);
   res.once('close', done);
+  return {
+    end: () =>
+      new Promise<void>((resolve) => {
+        if (res.writableEnded || res.destroyed) {
+          resolve();
+          return;
+        }
+        done();
+        const end: StreamEnd = { at: new Date(clock.now()).toISOString() };
+        // Real time, not the stream's clock: a FakeClock (tests, simulate) would never fire it.
+        const cut = realClock.setTimeout(resolve, STREAM_END_WAIT_MS);
+        const written = (): void => {
+          realClock.clearTimeout(cut);
+          resolve();
+        };
+        res.once('close', written);
+        res.end(`${pending}${frame('end', end)}`, written);
+        pending = '';
+      }),
+  };
 }
 
 function payloadOf(change: ViewChange): unknown {

@@ -33,7 +33,8 @@ const KEYS = [
 
 describe('npm run bench', () => {
   it('runs probelet and the baseline over TCP and prints one complete JSON line each', async () => {
-    const args = ['--handler', 'tcp', '--workers', '20', '--period', '1', '--duration', '2', '--baseline'];
+    // The opt-in reset (probeClose 'reset'), whose point is no TIME_WAIT on the probing side.
+    const args = ['--handler', 'tcp', '--workers', '20', '--period', '1', '--duration', '2', '--baseline', '--probe-close', 'reset'];
     const { stdout } = await promisify(execFile)(process.execPath, [RUN, ...args], { timeout: 40_000 });
 
     const runs = stdout
@@ -45,8 +46,9 @@ describe('npm run bench', () => {
       expect(Object.keys(run)).toEqual(KEYS);
       expect(run['probes']).toBeGreaterThan(0);
     }
-    // probelet resets its probe connections: none left in TIME_WAIT on the probing side.
+    // Reset connections: none left in TIME_WAIT on the probing side (the baseline closes with a FIN, as the kubelet).
     expect(runs[0]?.['timeWaitSockets']).toBe(0);
+    expect(runs[1]?.['timeWaitSockets']).toBeGreaterThan(0);
     expect(stdout).toMatch(/ratio probelet÷baseline: cpuMsPerProbe=/);
   }, 45_000);
 

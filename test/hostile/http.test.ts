@@ -69,7 +69,9 @@ describe('HTTP probe against hostile servers', () => {
   });
 
   it('a server that accepts and never answers: failure at the timeout', async () => {
-    const s = await startTcp((sock) => sock.on('error', () => undefined));
+    // It reads (and drops) the request: a server that never reads never sees the probe's FIN
+    // either, and would keep its own socket in CLOSE_WAIT — its leak, not the probe's.
+    const s = await startTcp((sock) => sock.on('error', () => undefined).resume());
     const { value, ms } = await probe(`${s.base}/`);
     expect(value).toEqual({ result: 'failure', output: `Get "${s.base}/": context deadline exceeded (Client.Timeout exceeded while awaiting headers)` });
     expectCutAtTimeout(ms);

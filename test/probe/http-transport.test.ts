@@ -5,6 +5,7 @@ import type tls from 'node:tls';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { newHttpProbeRequestForURL, type HttpProbeRequest } from '../../src/probe/http-request.js';
 import { probeHttp } from '../../src/probe/http.js';
+import type { ProbeClose } from '../../src/probe/types.js';
 import { startHttp, startHttps, startTcp, timed, timeWaitBetween } from './http-servers.js';
 
 const req = (url: string, headers: Array<[string, string]> = []): HttpProbeRequest =>
@@ -150,7 +151,7 @@ describe('socket hygiene', () => {
   const hasProc = timeWaitBetween(0, 0) !== undefined;
 
   /** The probe's connection as the server saw it: its local and remote ports. */
-  async function probeAndPort(handler: http.RequestListener, secure = false): Promise<[number, number]> {
+  async function probeAndPort(handler: http.RequestListener, secure = false, close?: ProbeClose): Promise<[number, number]> {
     let clientPort = 0;
     let serverPort = 0;
     const start = secure ? startHttps : startHttp;
@@ -159,21 +160,41 @@ describe('socket hygiene', () => {
       serverPort = rq.socket.localPort ?? 0;
       handler(rq, rs);
     });
-    const outcome = await probeHttp(req(`${base}/`), 5000);
+    const outcome = await probeHttp(req(`${base}/`), 5000, close ? { close } : {});
     expect(outcome.result).toBe('success');
     expect(clientPort).toBeGreaterThan(0);
     await new Promise((resolve) => setImmediate(resolve));
     return [clientPort, serverPort];
   }
 
-  it.runIf(hasProc)('leaves no TIME_WAIT on the probing side after a normal response', async () => {
+  it.runIf(hasProc)("with close: 'reset', leaves no TIME_WAIT on the probing side after a normal response", async () => {
     for (let i = 0; i < 5; i++) {
-      const [client, server] = await probeAndPort((_rq, rs) => rs.end('ok'));
+      const [client, server] = await probeAndPort((_rq, rs) => rs.end('ok'), false, 'reset');
       expect(timeWaitBetween(client, server)).toBe(0);
     }
   });
 
-  it.runIf(hasProc)('leaves no TIME_WAIT when the server keeps the connection open after the response', async () => {
+  it.runIf(hasProc)('by default closes first with a FIN when the server keeps the connection open: the server reads an end', async () => {
+    let clientPort = 0;
+    let serverPort = 0;
+    let seen: Promise<string> = Promise.resolve('no connection');
+    const { base } = await startTcp((s) => {
+      clientPort = s.remotePort ?? 0;
+      serverPort = s.localPort ?? 0;
+      seen = new Promise((resolve) => {
+        s.once('end', () => resolve('end'));
+        s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+      });
+      s.on('data', () => s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
+    });
+    expect(await probeHttp(req(`${base}/`), 2000)).toEqual({ result: 'success', output: 'ok' });
+    expect(await seen).toBe('end');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The kubelet's node keeps this TIME_WAIT too (its 1 s SO_LINGER does not shorten it).
+    expect(timeWaitBetween(clientPort, serverPort)).toBe(1);
+  });
+
+  it.runIf(hasProc)("with close: 'reset', leaves no TIME_WAIT when the server keeps the connection open after the response", async () => {
     // The probe has to close first here; a plain close would leave it in TIME_WAIT.
     let clientPort = 0;
     let serverPort = 0;
@@ -182,16 +203,16 @@ describe('socket hygiene', () => {
       serverPort = s.localPort ?? 0;
       s.on('data', () => s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
     });
-    expect(await probeHttp(req(`${base}/`), 2000)).toEqual({ result: 'success', output: 'ok' });
+    expect(await probeHttp(req(`${base}/`), 2000, { close: 'reset' })).toEqual({ result: 'success', output: 'ok' });
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(clientPort).toBeGreaterThan(0);
     expect(timeWaitBetween(clientPort, serverPort)).toBe(0);
   });
 
-  it.runIf(hasProc)('leaves no TIME_WAIT after cutting a long body short (plain and TLS)', async () => {
+  it.runIf(hasProc)("with close: 'reset', leaves no TIME_WAIT after cutting a long body short (plain and TLS)", async () => {
     const long: http.RequestListener = (_rq, rs) => rs.end('x'.repeat(200_000));
-    expect(timeWaitBetween(...(await probeAndPort(long)))).toBe(0);
-    expect(timeWaitBetween(...(await probeAndPort(long, true)))).toBe(0);
+    expect(timeWaitBetween(...(await probeAndPort(long, false, 'reset')))).toBe(0);
+    expect(timeWaitBetween(...(await probeAndPort(long, true, 'reset')))).toBe(0);
   });
 
   it('leaves no socket or timer behind once the promise settles', async () => {

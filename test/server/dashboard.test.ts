@@ -166,6 +166,25 @@ describe('GET /stream', () => {
     await expect.poll(() => view.watchers()).toBe(0);
   });
 
+  it('when the server closes (the run is over), a client gets the last batched change and an end, not a cut connection', async () => {
+    const view = liveView();
+    const server = await start(view);
+    const messages = readStream(server.url, 3);
+    await expect.poll(() => view.watchers()).toBe(1);
+    const event = { metadata: { name: 'e2' }, involvedObject: { name: 'web' }, reason: 'Killing' } as Event;
+    view.emit({ type: 'event', event }); // still batched when the server closes
+    const before = Date.now();
+    await server.close();
+    const [snapshot, last, end] = await messages;
+    expect(snapshot?.event).toBe('snapshot');
+    expect(last).toEqual({ event: 'event', data: event });
+    expect(end?.event).toBe('end');
+    const at = Date.parse((end?.data as { at: string }).at);
+    expect(at).toBeGreaterThanOrEqual(before - 1000);
+    expect(at).toBeLessThanOrEqual(Date.now());
+    expect(view.watchers()).toBe(0);
+  });
+
   it('a finished timeline: the snapshot says not live, /probes filters it', async () => {
     const { url } = await start(timelineView({ pods: [pod], events: [], probes: rings }));
     const [snapshot] = await readStream(url, 1);

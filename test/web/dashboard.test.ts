@@ -74,6 +74,24 @@ describe.runIf(browserTests.run)(`dashboard in headless Chromium${browserTests.r
     expect(errors).toEqual([]);
   }, 60_000);
 
+  it('when the run ends, says "run ended" and keeps the final state, instead of a red "reconnecting…"', async () => {
+    const h = startKubelet(TEST_ID);
+    h.kubelet.addPods([await demoPod(h)]);
+    const { page, errors } = await open(h);
+    await page.locator('.pod[data-pod="demo"]').waitFor();
+    await expect.poll(() => page.locator('#connection').textContent()).toBe('live');
+    await expect.poll(() => page.locator('#events .event .reason', { hasText: 'Started' }).count(), { timeout: 15_000 }).toBeGreaterThan(0);
+    await server?.close(); // what `probelet run` does once its pods are deleted
+    await expect.poll(() => page.locator('#connection').textContent()).toMatch(/^run ended /);
+    expect(await page.locator('#connection').getAttribute('class')).toBe('connection ended');
+    // The final state stays on the page, and stays so (no reconnection attempt turns it red).
+    await page.waitForTimeout(2500);
+    expect(await page.locator('#connection').textContent()).toMatch(/^run ended /);
+    expect(await page.locator('.pod[data-pod="demo"]').count()).toBe(1);
+    expect(await page.locator('#events .event').count()).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
   it('a liveness kill shows on the time axis; a failed probe shows its status code and body, as text', async () => {
     const h = startKubelet(TEST_ID);
     const port = await freePort();

@@ -5,7 +5,7 @@
  */
 import type { Event, Pod } from '../../src/api/types.js';
 import type { ProbeAttemptRecord, RecorderEntry } from '../../src/prober/recorder.js';
-import type { StreamSnapshot } from '../../src/server/stream.js';
+import type { StreamEnd, StreamSnapshot } from '../../src/server/stream.js';
 import { renderDetails } from './details.js';
 import { renderEvents } from './events.js';
 import { applyEvent, applyPod, applyProbe, applySnapshot, emptyModel, eventTime, type Lane } from './state.js';
@@ -24,6 +24,8 @@ const filterText = byId('event-filter') as HTMLInputElement;
 const filterType = byId('event-type') as HTMLSelectElement;
 
 let selected: { lane: Lane; attempt: ProbeAttemptRecord; sticky: boolean } | undefined;
+/** When the run ended, once the server said so (its `end` message). */
+let ended: string | undefined;
 let frame = 0;
 
 function byId(id: string): HTMLElement {
@@ -85,7 +87,20 @@ function pick(lane: Lane, attempt: ProbeAttemptRecord, sticky: boolean): void {
 function connect(): void {
   const source = new EventSource('/stream');
   source.addEventListener('open', () => setConnection('live', 'live'));
-  source.addEventListener('error', () => setConnection(model.live ? 'reconnecting…' : 'finished timeline', model.live ? 'down' : 'finished'));
+  source.addEventListener('error', () => {
+    if (ended === undefined) setConnection(model.live ? 'reconnecting…' : 'finished timeline', model.live ? 'down' : 'finished');
+  });
+  // The run is over (the server closes after it): keep its final state, drawn whole, and stop reconnecting.
+  source.addEventListener('end', (m) => {
+    const { at } = JSON.parse((m as MessageEvent<string>).data) as StreamEnd;
+    ended = at;
+    source.close();
+    // A finished timeline (simulate --ui) was never live: it stays "finished timeline".
+    if (!model.live) return;
+    model.live = false;
+    setConnection(`run ended ${new Date(at).toLocaleTimeString()}`, 'ended');
+    requestRender();
+  });
   source.addEventListener('snapshot', (m) => {
     applySnapshot(model, JSON.parse((m as MessageEvent<string>).data) as StreamSnapshot);
     setConnection(model.live ? 'live' : 'finished timeline', model.live ? 'live' : 'finished');
