@@ -441,7 +441,7 @@ export class Kubelet {
       initDone = false;
       if (!cur) await this.startContainer(rec, c);
       else if (cur.state === 'exited' && containerShouldRestart(c.spec, rec.pod, cur.exitCode ?? 0)) {
-        await this.restartWithBackOff(rec, c);
+        await this.restartWithBackOff(rec, c, cur);
       }
       break;
     }
@@ -459,11 +459,12 @@ export class Kubelet {
         if (!kind) continue;
         // Exit-code rules are not consulted for a container that is still running (§10.4).
         const restart = (c.spec.restartPolicy ?? rec.pod.spec?.restartPolicy ?? 'Always') !== 'Never';
+        const exitedBefore = c.previous;
         await this.killForProbe(rec, c, kind, restart);
-        if (restart) await this.restartWithBackOff(rec, c);
+        if (restart) await this.restartWithBackOff(rec, c, exitedBefore);
         continue;
       }
-      if (containerShouldRestart(c.spec, rec.pod, cur.exitCode ?? 0)) await this.restartWithBackOff(rec, c);
+      if (containerShouldRestart(c.spec, rec.pod, cur.exitCode ?? 0)) await this.restartWithBackOff(rec, c, cur);
     }
   }
 
@@ -485,14 +486,15 @@ export class Kubelet {
     if (cur.state === 'running') {
       const kind = this.failedProbe(cur);
       if (kind) {
+        const exitedBefore = c.previous;
         await this.killForProbe(rec, c, kind, true);
-        await this.restartWithBackOff(rec, c);
+        await this.restartWithBackOff(rec, c, exitedBefore);
         // Liveness does not gate later containers (§10.5); a failed startup does.
         return kind === 'liveness';
       }
       return !c.spec.startupProbe || this.startupResults.get(cur.id) === 'success';
     }
-    await this.restartWithBackOff(rec, c);
+    await this.restartWithBackOff(rec, c, cur);
     return false;
   }
 
@@ -525,11 +527,24 @@ export class Kubelet {
     c.current = this.runtime.containerStatus(cur.id) ?? cur;
   }
 
-  /** Starts an exited container again unless the crash-loop back-off says wait. */
-  private async restartWithBackOff(rec: PodRecord, c: ContainerRecord): Promise<void> {
-    const cur = c.current;
-    if (!cur) return;
-    const decision = this.backOff.check(crashLoopBackOffKey(rec.pod, c.spec), cur.finishedAt ?? this.clock.now());
+  /**
+   * Starts an exited container again unless the crash-loop back-off says wait (`doBackOff`).
+   *
+   * `latestExited` is the latest *exited* instance in the pod status the sync read: the
+   * current instance when it exited on its own, but for a container this same sync has just
+   * killed (liveness/startup), the instance before it — upstream's `SyncPod` kills and starts
+   * in one pass over the status read before the kill. Without one (the first kill) the
+   * container starts at once and the back-off gets no entry; otherwise the gate measures from
+   * that older exit, so a probe-killed container restarts at once until the step outgrows
+   * how long it runs (kubernetes#22240).
+   */
+  private async restartWithBackOff(rec: PodRecord, c: ContainerRecord, latestExited: RuntimeContainerStatus | undefined): Promise<void> {
+    if (!c.current) return;
+    if (!latestExited) {
+      await this.startContainer(rec, c);
+      return;
+    }
+    const decision = this.backOff.check(crashLoopBackOffKey(rec.pod, c.spec), latestExited.finishedAt ?? this.clock.now());
     if (decision.inBackOff) {
       const message = crashLoopBackOffMessage(decision.delayMs, c.spec.name, rec.pod);
       if (c.waiting?.reason !== CRASH_LOOP_BACK_OFF_REASON || c.waiting.message !== message) {

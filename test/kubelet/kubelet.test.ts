@@ -129,6 +129,56 @@ describe('crash-loop back-off (§10.7)', () => {
   });
 });
 
+describe('back-off after a probe kill (doBackOff reads the status from before the kill)', () => {
+  /** Kills, starts and BackOff events (seconds from the first start) of a container whose liveness always fails. */
+  async function probeKillTimeline(h: Harness, spanMs: number): Promise<{ starts: number[]; kills: number[]; firstBackOff: number | undefined }> {
+    await settle(h.clock);
+    const t0 = h.clock.now();
+    const starts: number[] = [];
+    const kills: number[] = [];
+    let firstBackOff: number | undefined;
+    h.kubelet.recorder.subscribe((e) => {
+      const t = Math.round((h.clock.now() - t0) / 1000);
+      if (e.reason === 'Started') starts.push(t);
+      if (e.reason === 'Killing') kills.push(t);
+      if (e.reason === 'BackOff') firstBackOff ??= t;
+    });
+    h.verdicts.set('app/liveness', 'failure');
+    for (let ms = 0; ms < spanMs; ms += 1000) await h.clock.advance(1000);
+    return { starts, kills, firstBackOff };
+  }
+
+  it('restarts at once while the back-off step is shorter than a run, then CrashLoopBackOff from the older exit', async () => {
+    // liveness P=10 F=3 that never passes: every instance lives 30 s. The kubelet restarts at
+    // once for the 1st kill (no exited instance: no entry), then the gate measures from the
+    // exit *before* the killed one (30 s ago) against 10 s, 20 s, 40 s: only at the 5th kill
+    // (150 s) is 30 s < 40 s, and the restart waits until 150 + 40.
+    const h = harness([podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 10, failureThreshold: 3 } })])]);
+    const { starts, kills, firstBackOff } = await probeKillTimeline(h, 600_000);
+    const first = kills[0] ?? NaN;
+    expect(first).toBe(30);
+    expect(kills.slice(0, 5)).toEqual([30, 60, 90, 120, 150]);
+    // Restarts at once for the first four kills; from the fifth, the step since the kill.
+    const waits = kills.map((k) => (starts.find((s) => s >= k) ?? NaN) - k);
+    expect(waits.slice(0, 7)).toEqual([0, 0, 0, 0, 40, 80, 160]);
+    expect((firstBackOff ?? NaN) - first).toBe(120);
+  });
+
+  it('a crash (no probe) still measures from the instance that exited: restarts at once, then after 10 s, 20 s', async () => {
+    const h = harness([podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 10, failureThreshold: 3 } })])]);
+    await settle(h.clock);
+    const delays: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      h.runtime.exit(h.runtime.running('app')!.id, 1);
+      const at = h.clock.now();
+      await settle(h.clock);
+      while (!h.runtime.running('app')) await h.clock.advance(1000);
+      delays.push(Math.round((h.clock.now() - at) / 1000));
+    }
+    expect(delays).toEqual([0, 10, 20]);
+  });
+});
+
 describe('probe-driven kills (§10.4, §10.6)', () => {
   it('liveness Failure: Killing event, probe-level grace beats the pod grace, restart, new container probed afresh', async () => {
     const h = harness([
@@ -294,8 +344,10 @@ describe('init containers and sidecars (§10.5)', () => {
     expect(h.events()).toContainEqual(expect.stringMatching(/^Normal Killing Init container proxy failed liveness probe( \(x\d+\))?$/));
     h.verdicts.set('proxy/liveness', 'success');
     await h.clock.advance(3000);
-    expect(h.runtime.calls.filter((c) => c.startsWith('start proxy'))).toHaveLength(2);
-    expect(h.pod().status?.initContainerStatuses?.[0]?.restartCount).toBe(1);
+    // Killed twice in those 2 s and restarted at once both times: the first kill had no earlier
+    // exit (no back-off entry made), the second is measured from the first exit with no entry yet.
+    expect(h.runtime.calls.filter((c) => c.startsWith('start proxy'))).toHaveLength(3);
+    expect(h.pod().status?.initContainerStatuses?.[0]?.restartCount).toBe(2);
   });
 });
 
