@@ -15,6 +15,7 @@ import type { FlightRecorderOptions, HistoryFilter, ProbeHistory, RecorderEntry 
 import { containerShouldRestart } from '../prober/restart-rules.js';
 import { killGracePeriodSeconds, MINIMUM_KILL_GRACE_SECONDS } from '../prober/kill-policy.js';
 import { ResultsManager } from '../prober/results.js';
+import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
 import type { ProbeType, ResultUpdate } from '../prober/types.js';
 import type { ContainerEvent, ContainerRuntime, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
 import { realClock, realRandom, yieldToEventLoop, type Clock } from '../util/clock.js';
@@ -67,6 +68,15 @@ export interface KubeletOptions {
   admit?: (pods: readonly Pod[]) => AdmitResult;
   /** The probe manager's flight recorder: its options, or `false` for none (default: on). */
   flightRecorder?: FlightRecorderOptions | false;
+  /**
+   * Model the PLEG's relist (every {@link PLEG_RELIST_PERIOD_MS}, at this offset in ms from
+   * whole seconds of the clock): a pod's next sync waits for the first relist that begins
+   * after its previous sync ended, as the pod worker's `podCache.GetNewerThan(uid,
+   * lastSyncTime)` does — so what a sync did (a container started) shows in the status, and
+   * to the probe workers, only from that relist on. Default: none, a sync runs when asked
+   * (the runtime's own events stand in for the PLEG). `probelet simulate` sets it.
+   */
+  relistPhaseMs?: number;
 }
 
 type Lifecycle = 'sync' | 'terminating' | 'terminated';
@@ -86,6 +96,8 @@ interface PodRecord {
   syncing: Promise<void> | undefined;
   timer: unknown;
   timerDue: number;
+  /** When the last sync ended (for the relist gate); undefined before the first. */
+  lastSyncEndMs: number | undefined;
 }
 
 /** One change {@link Kubelet.watch} reports. */
@@ -113,12 +125,14 @@ export class Kubelet {
   private closed = false;
   private closing: Promise<void> | undefined;
   private readonly podListeners = new Set<(pod: Pod) => void>();
+  private readonly relistPhaseMs: number | undefined;
 
   constructor(options: KubeletOptions) {
     this.runtime = options.runtime;
     this.clock = options.clock ?? realClock;
     this.random = options.random ?? realRandom;
     this.admit = options.admit ?? ((pods) => admitForLocalRun(pods, { requireCommand: options.runtime.runsImages !== true }));
+    this.relistPhaseMs = options.relistPhaseMs;
     this.registry = options.registry ?? new Registry();
     this.recorder = options.recorder ?? createEventRecorder({ clock: this.clock });
     this.statusManager = new StatusManager({ clock: this.clock });
@@ -313,6 +327,7 @@ export class Kubelet {
       syncing: undefined,
       timer: undefined,
       timerDue: Infinity,
+      lastSyncEndMs: undefined,
     };
     this.pods.set(uid, rec);
     this.requestSync(rec);
@@ -351,6 +366,12 @@ export class Kubelet {
     await Promise.resolve();
     let immediate = 0;
     while (rec.dirty && !this.closed) {
+      const untilRelist = this.untilRelist(rec);
+      if (untilRelist > 0) {
+        // Still dirty: the timer's sync takes it up.
+        this.requestSyncAfter(rec, untilRelist);
+        return;
+      }
       rec.dirty = false;
       // A sync that keeps asking for another must never starve timers, signals and I/O.
       if (++immediate > MAX_IMMEDIATE_SYNCS) {
@@ -363,7 +384,15 @@ export class Kubelet {
       } catch (err) {
         this.warn(`sync of pod ${rec.pod.metadata?.name ?? rec.uid} failed`, err);
       }
+      rec.lastSyncEndMs = this.clock.now();
     }
+  }
+
+  /** How long the pod's next sync must wait for a relist that began after its last sync ended (0: none). */
+  private untilRelist(rec: PodRecord): number {
+    if (this.relistPhaseMs === undefined || rec.lastSyncEndMs === undefined) return 0;
+    const k = Math.floor((rec.lastSyncEndMs - this.relistPhaseMs) / PLEG_RELIST_PERIOD_MS) + 1;
+    return Math.max(0, this.relistPhaseMs + k * PLEG_RELIST_PERIOD_MS - this.clock.now());
   }
 
   /** Generates the API status (`updatePodStatus` first, conditions last) and stores it. */

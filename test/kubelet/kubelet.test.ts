@@ -179,6 +179,36 @@ describe('back-off after a probe kill (doBackOff reads the status from before th
   });
 });
 
+describe('the PLEG relist (relistPhaseMs, as simulate runs the kubelet)', () => {
+  it("a pod's next sync waits for the first relist after its last sync ended: a new container shows from then on", async () => {
+    const clock = new FakeClock(T0);
+    const runtime = new FakeRuntime(clock);
+    const kubelet = new Kubelet({ runtime, clock, random: () => 0.5, prober: scriptedProber(), relistPhaseMs: 300 });
+    harnesses.push(kubelet);
+    kubelet.addPods([podOf([app()])]);
+    const state = (): string => Object.keys(kubelet.listPods()[0]?.status?.containerStatuses?.[0]?.state ?? {}).join();
+    await clock.advance(0);
+    // The first sync started the container at once; the status that shows it waits for the relist at +300 ms.
+    expect(runtime.running('app')).toBeDefined();
+    expect(state()).toBe('waiting');
+    await clock.advance(299);
+    expect(state()).toBe('waiting');
+    await clock.advance(1);
+    expect(state()).toBe('running');
+    // A crash is acted on at once when a relist has come since the last sync ended…
+    await clock.advance(2_000);
+    runtime.exit(runtime.running('app')!.id, 1);
+    await clock.advance(0);
+    expect(runtime.running('app')).toBeDefined();
+    // …and its restart shows at the next relist, a second later (the crash came at a relist instant).
+    expect(state()).toBe('terminated');
+    await clock.advance(999);
+    expect(state()).toBe('terminated');
+    await clock.advance(1);
+    expect(state()).toBe('running');
+  });
+});
+
 describe('probe-driven kills (§10.4, §10.6)', () => {
   it('liveness Failure: Killing event, probe-level grace beats the pod grace, restart, new container probed afresh', async () => {
     const h = harness([
