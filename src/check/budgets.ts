@@ -91,7 +91,11 @@ export interface StartupGuard {
    * end of `firstStartKill` when that is later (a 1 s period with no initial delay: the relist
    * can hide the new container from the first tick): the latest the kill can come, so a
    * start-up this long or longer is killed whatever the phase; between `alwaysSurvivesSeconds`
-   * and this, whether a start is killed depends on the phase.
+   * and this, whether a start is killed depends on the phase. One exception, left out on
+   * purpose (it would add a second to every probe without initial delay): a restart after a
+   * back-off or a crash starts at any phase and is seen a relist later, so with no initial
+   * delay its first probe can come up to a second past a period and its kill up to a second
+   * past this (docs/timing-model.md).
    */
   budgetSeconds: number;
   /**

@@ -41,6 +41,8 @@ export { killGracePeriodSeconds, MINIMUM_KILL_GRACE_SECONDS } from '../prober/ki
 export const HOUSEKEEPING_PERIOD_MS = 2_000;
 /** `syncFrequency`: every pod is re-synced at least this often (jittered up to +50%). */
 export const SYNC_FREQUENCY_MS = 60_000;
+/** `workerBackOffPeriodJitterFactor` (pod_workers.go): a sync that failed is requeued up to this much later. */
+const WORKER_BACK_OFF_JITTER_FACTOR = 0.5;
 /** How soon a container whose spec the runtime refused is tried again (the pod worker's back-off). */
 const CONFIG_ERROR_RETRY_MS = 10_000;
 /** Immediate re-syncs of one pod in a row before the loop yields to timers and I/O (a safety net). */
@@ -582,7 +584,11 @@ export class Kubelet {
       }
       c.waiting = { reason: CRASH_LOOP_BACK_OFF_REASON, message };
       this.event(rec, c, 'Warning', BACK_OFF_EVENT_REASON, backOffEventMessage(c.spec.name, rec.pod));
-      this.requestSyncAfter(rec, Math.max(decision.remainingMs, 1));
+      // `completeWork` (pod_workers.go): a sync that ends in back-off is requeued at the
+      // back-off's expiry, capped at the resync interval, jittered up to +50 % — so a restart
+      // comes up to half the remaining step late, at any phase of the probe ticks.
+      const requeueMs = Math.min(decision.remainingMs, SYNC_FREQUENCY_MS);
+      this.requestSyncAfter(rec, Math.max(requeueMs * (1 + WORKER_BACK_OFF_JITTER_FACTOR * this.random()), 1));
       return;
     }
     await this.startContainer(rec, c);

@@ -58,7 +58,8 @@ function run(pod: Pod): Harness {
       return { result: now >= startedAt + app.readyAfter ? 'success' : 'failure' };
     },
   };
-  const kubelet = new Kubelet({ runtime, clock, random: () => 0.5, prober });
+  // random 0: the pod worker requeues a throttled pod at the back-off's expiry itself (no +50 % jitter).
+  const kubelet = new Kubelet({ runtime, clock, random: () => 0, prober });
   kubelets.push(kubelet);
   expect(kubelet.addPods([pod]).errors).toEqual([]);
   return {

@@ -33,7 +33,11 @@ interface Harness {
 
 const harnesses = closeKubeletsAfterEach();
 
-function harness(pods: Pod[], options: { maxContainerRestartPeriodMs?: number } = {}): Harness {
+/**
+ * `random` 0.5 unless a test says otherwise; the back-off tests pass 0, so that the pod worker
+ * requeues a throttled pod at the back-off's expiry itself (no +50 % jitter) and the steps show.
+ */
+function harness(pods: Pod[], options: { maxContainerRestartPeriodMs?: number; random?: () => number } = {}): Harness {
   const clock = new FakeClock(T0);
   const runtime = new FakeRuntime(clock);
   const prober = scriptedProber();
@@ -67,7 +71,7 @@ async function settle(clock: FakeClock, ms = 0): Promise<void> {
 
 describe('crash-loop back-off (§10.7)', () => {
   it('restarts at once, then after 10 s, 20 s, 40 s … capped at 300 s, with CrashLoopBackOff and BackOff events', async () => {
-    const h = harness([podOf([app()])]);
+    const h = harness([podOf([app()])], { random: () => 0 });
     await settle(h.clock);
     const delays: number[] = [];
     for (let i = 0; i < 8; i++) {
@@ -99,7 +103,7 @@ describe('crash-loop back-off (§10.7)', () => {
   });
 
   it('starts over at the initial delay after a container ran for more than 600 s', async () => {
-    const h = harness([podOf([app()])]);
+    const h = harness([podOf([app()])], { random: () => 0 });
     await settle(h.clock);
     const crash = async (): Promise<number> => {
       h.runtime.exit(h.runtime.running('app')!.id, 1);
@@ -115,7 +119,7 @@ describe('crash-loop back-off (§10.7)', () => {
   });
 
   it('a lower node cap (crashLoopBackOff.maxContainerRestartPeriod) lowers both the steps and the initial delay', async () => {
-    const h = harness([podOf([app()])], { maxContainerRestartPeriodMs: 2000 });
+    const h = harness([podOf([app()])], { maxContainerRestartPeriodMs: 2000, random: () => 0 });
     await settle(h.clock);
     const delays: number[] = [];
     for (let i = 0; i < 4; i++) {
@@ -126,6 +130,27 @@ describe('crash-loop back-off (§10.7)', () => {
       delays.push((h.clock.now() - at) / 1000);
     }
     expect(delays).toEqual([0, 2, 2, 2]);
+  });
+
+  it('the pod worker requeues a throttled pod at the expiry, capped at the 60 s resync, jittered up to +50 % (completeWork)', async () => {
+    for (const [random, expected] of [
+      [0, [0, 10, 20, 40, 80, 160, 300]],
+      // 1.5 × the remaining step, the remaining time capped at 60 s at each requeue:
+      // 80 → 60 × 1.5 = 90; 160 → 90, then 70 left → 60 × 1.5 = 90 → 180; 300 → 90, 90, 90, then 30 → 45: 315.
+      [1, [0, 15, 30, 60, 90, 180, 315]],
+    ] as const) {
+      const h = harness([podOf([app()])], { random: () => random });
+      await settle(h.clock);
+      const delays: number[] = [];
+      for (let i = 0; i < expected.length; i++) {
+        h.runtime.exit(h.runtime.running('app')!.id, 1);
+        const at = h.clock.now();
+        await settle(h.clock);
+        while (!h.runtime.running('app')) await h.clock.advance(1000);
+        delays.push(Math.round((h.clock.now() - at) / 1000));
+      }
+      expect(delays).toEqual(expected);
+    }
   });
 });
 
@@ -153,7 +178,7 @@ describe('back-off after a probe kill (doBackOff reads the status from before th
     // once for the 1st kill (no exited instance: no entry), then the gate measures from the
     // exit *before* the killed one (30 s ago) against 10 s, 20 s, 40 s: only at the 5th kill
     // (150 s) is 30 s < 40 s, and the restart waits until 150 + 40.
-    const h = harness([podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 10, failureThreshold: 3 } })])]);
+    const h = harness([podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 10, failureThreshold: 3 } })])], { random: () => 0 });
     const { starts, kills, firstBackOff } = await probeKillTimeline(h, 600_000);
     const first = kills[0] ?? NaN;
     expect(first).toBe(30);
@@ -165,7 +190,7 @@ describe('back-off after a probe kill (doBackOff reads the status from before th
   });
 
   it('a crash (no probe) still measures from the instance that exited: restarts at once, then after 10 s, 20 s', async () => {
-    const h = harness([podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 10, failureThreshold: 3 } })])]);
+    const h = harness([podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 10, failureThreshold: 3 } })])], { random: () => 0 });
     await settle(h.clock);
     const delays: number[] = [];
     for (let i = 0; i < 3; i++) {

@@ -9,7 +9,14 @@ import { describe, expect, it } from 'vitest';
 import type { Container, Probe } from '../../src/api/types.js';
 import { setPodDefaults } from '../../src/api/defaults.js';
 import { startupGuard } from '../../src/check/budgets.js';
+import { admitPods } from '../../src/api/admit.js';
+import { createEventRecorder } from '../../src/kubelet/events.js';
+import { Kubelet } from '../../src/kubelet/kubelet.js';
+import { Prober } from '../../src/prober/prober.js';
+import { simulatedHandlers } from '../../src/simulate/handlers.js';
 import { admitForSimulation } from '../../src/simulate/pods.js';
+import { SimRuntime } from '../../src/simulate/runtime.js';
+import { FakeClock } from '../../src/util/clock.js';
 import { simulate } from '../../src/simulate/simulation.js';
 import { behaviours, podWith } from './harness.js';
 
@@ -22,15 +29,61 @@ async function kills(liveness: Probe, script: string, forMs: number, seed = 1): 
   return (result.pods[0]?.containers[0]?.kills ?? []).map((k) => ({ tMs: k.tMs, ageMs: k.tMs - k.instanceStartMs }));
 }
 
+/**
+ * The simulated kubelet as `simulate` builds it, but with `random` 0: the pod worker requeues a
+ * throttled pod at the back-off's expiry itself, so a back-off restart falls on a probe tick.
+ */
+async function onTicks(model: boolean, forMs: number): Promise<{ kills: number[]; starts: number[] }> {
+  const clock = new FakeClock(0, { settle: 'microtasks' });
+  const runtime = new SimRuntime({ clock, behaviours: behaviours({ c: 'down' }), ...(model ? { startLatency: () => 250 } : {}) });
+  const recorder = createEventRecorder({ clock });
+  const prober = new Prober({
+    runner: { runInContainer: (id, cmd, ms) => runtime.execSync(id, cmd, ms) },
+    recorder,
+    clock,
+    handlers: simulatedHandlers(runtime, clock),
+    httpHandlerReadsOnly: true,
+  });
+  const kubelet = new Kubelet({ runtime, clock, random: () => 0, recorder, prober, admit: admitPods, flightRecorder: false, ...(model ? { relistPhaseMs: 500 } : {}) });
+  const kills: number[] = [];
+  const starts: number[] = [];
+  recorder.subscribe((e) => {
+    if (e.reason === 'Killing') kills.push(clock.now());
+    if (e.reason === 'Started') starts.push(clock.now());
+  });
+  const admitted = admitForSimulation([podWith({ livenessProbe: http({ periodSeconds: 10, failureThreshold: 3 }) })]);
+  expect(kubelet.addPods(admitted.pods).errors).toEqual([]);
+  await clock.advance(forMs);
+  let closed = false;
+  void kubelet.close().then(() => (closed = true));
+  while (!closed) await clock.advance(1000);
+  return { kills, starts };
+}
+
 describe('a restart on a probe tick is not probed at that tick (the relist, δ)', () => {
-  it('liveness 3 × 10s over an app that never answers: every instance lives three periods, back-off restarts included', async () => {
+  it('liveness 3 × 10s over an app that never answers: the back-off restart at 190 s, on a tick, lives three periods', async () => {
     // Restarts at 30, 60, 90, 120 (at once) and 190 (the 40 s back-off after the kill at 150,
-    // on a tick of the worker): that instance is first probed at 200 − δ, killed at 220 − δ... 220.
-    const seen = await kills(http({ periodSeconds: 10, failureThreshold: 3 }), 'down', 4 * 60_000);
-    expect(seen.map((k) => Math.round(k.tMs / 1000))).toEqual([30, 60, 90, 120, 150, 220]);
-    for (const k of seen) {
+    // on a tick of the worker): that instance is first probed a period later, killed at 220 s.
+    const { kills, starts } = await onTicks(true, 4 * 60_000);
+    expect(kills.slice(0, 6).map((t) => Math.round(t / 1000))).toEqual([30, 60, 90, 120, 150, 220]);
+    expect(starts[5]).toBe(190_250);
+    // Without the model (δ = 0, no relist) the tick at 190 s probed the new instance at age 0:
+    // a failure counted too early, the kill a period early.
+    const bare = await onTicks(false, 4 * 60_000);
+    expect(bare.kills.slice(0, 6).map((t) => Math.round(t / 1000))).toEqual([30, 60, 90, 120, 150, 210]);
+  });
+
+  it('in simulate, every instance lives three periods before a back-off, and at most three after one (any phase)', async () => {
+    const seen = await kills(http({ periodSeconds: 10, failureThreshold: 3 }), 'down', 6 * 60_000);
+    expect(seen.slice(0, 5).map((k) => Math.round(k.tMs / 1000))).toEqual([30, 60, 90, 120, 150]);
+    for (const k of seen.slice(0, 5)) {
       expect(k.ageMs).toBeGreaterThan(29_000);
       expect(k.ageMs).toBeLessThan(30_000);
+    }
+    // After a back-off the pod worker's jittered requeue restarts it at any phase of the ticks.
+    for (const k of seen.slice(5)) {
+      expect(k.ageMs).toBeGreaterThan(20_000);
+      expect(k.ageMs).toBeLessThan(31_000);
     }
   });
 });
