@@ -21,11 +21,18 @@
  * Every window below runs from `earliest` (the first probe that sees the container, or the
  * hang, lands at once: exactly at `initialDelaySeconds`, or at the hang) to `latest` (it lands a
  * full period later: the container started, or the app hung, just after a tick).
+ *
+ * The start-up of a container is not at an arbitrary phase, though: its worker's ticker starts
+ * δ before it (the same sync starts both; a restart at once after a probe kill comes from the
+ * tick that killed), and the kubelet sees it a relist later (prober/start-latency.ts,
+ * docs/timing-model.md). Over δ in `START_LATENCY` and the relist, such a start is killed in
+ * `StartupGuard.firstStartKill`, inside the arbitrary-phase bounds.
  */
 import type { ManifestObject } from '../api/documents.js';
 import { probeTiming, type ProbeTiming } from '../api/defaults.js';
 import type { Container, Pod, Probe } from '../api/types.js';
 import { CRASH_LOOP_BACK_OFF, killGracePeriodSeconds } from '../prober/kill-policy.js';
+import { firstProbeAgeBoundsMs } from '../prober/start-latency.js';
 import type { ProbeType } from '../prober/types.js';
 import { formatGoDuration } from '../util/duration.js';
 import type { ContainerBudget, ContainerRole } from './types.js';
@@ -80,14 +87,26 @@ export interface StartupGuard {
    */
   alwaysSurvivesSeconds: number;
   /**
-   * `initialDelaySeconds + failureThreshold × periodSeconds` (= `startupBudgetSeconds`): the
-   * latest the kill can come, and the longest start-up that can survive — only when the first
-   * probe lands a full period after `initialDelaySeconds` (a container started at the very
-   * instant of a tick with no initial delay, which a virtual clock produces: that tick does not
-   * see it yet). A longer start-up is killed whatever the phase; between `alwaysSurvivesSeconds`
-   * and this, whether a start is killed depends on the phase.
+   * `initialDelaySeconds + failureThreshold × periodSeconds` (= `startupBudgetSeconds`), or the
+   * end of `firstStartKill` when that is later (a 1 s period with no initial delay: the relist
+   * can hide the new container from the first tick): the latest the kill can come, so a
+   * start-up this long or longer is killed whatever the phase; between `alwaysSurvivesSeconds`
+   * and this, whether a start is killed depends on the phase. One exception, left out on
+   * purpose (it would add a second to every probe without initial delay): a restart after a
+   * back-off or a crash starts at any phase and is seen a relist later, so with no initial
+   * delay its first probe can come up to a second past a period and its kill up to a second
+   * past this (docs/timing-model.md).
    */
   budgetSeconds: number;
+  /**
+   * When the kill comes, in seconds from the container's start, on a start tied to the
+   * worker's ticker — the first start, and a restart at once after a probe kill: the first
+   * probe at `firstProbeAgeMs` over δ in `START_LATENCY` and the relist, then `failureThreshold
+   * − 1` periods. `(⌊D/P⌋ + F) × P − δ` when the relist does not matter: an
+   * `initialDelaySeconds` that is a multiple of the period costs a period more (kubernetes#130393),
+   * and a start-up shorter than `earliestSeconds` survives.
+   */
+  firstStartKill: TimeWindow;
 }
 
 /**
@@ -101,7 +120,17 @@ export function startupGuard(container: Container): StartupGuard | undefined {
   const probe = kind === undefined ? undefined : container[PROBE_FIELD[kind]];
   if (kind === undefined || !probe) return undefined;
   const window = failureWindow(probe, 'refused', true);
-  return { kind, probe, alwaysSurvivesSeconds: window.earliestSeconds, budgetSeconds: window.latestSeconds };
+  const t = probeTiming(probe);
+  const firstProbe = firstProbeAgeBoundsMs(t.initialDelay, t.period);
+  const more = (t.failureThreshold - 1) * t.period;
+  const firstStartKill = { earliestSeconds: firstProbe.minMs / 1000 + more, latestSeconds: firstProbe.maxMs / 1000 + more };
+  return {
+    kind,
+    probe,
+    alwaysSurvivesSeconds: Math.min(window.earliestSeconds, firstStartKill.earliestSeconds),
+    budgetSeconds: Math.max(window.latestSeconds, firstStartKill.latestSeconds),
+    firstStartKill,
+  };
 }
 
 /**
@@ -161,11 +190,11 @@ export function backOffAfterRestarts(restarts: number): number {
  * start-up and Ready) or from the moment the app hangs (for the hang budgets); `null`
  * where no probe bounds it.
  *
- * - `startupBudgetSeconds` — **the last start-up time that can survive** (convention: "last
- *   that survives", in the most favourable phase; it is also the latest the kill can come):
+ * - `startupBudgetSeconds` — **the latest the kill can come** (so a start-up this long or
+ *   longer never survives; a shorter one can, in a favourable phase):
  *   startup probe (else liveness) `initialDelaySeconds + failureThreshold × periodSeconds`,
- *   failing probes failing at once. Any longer start-up is killed whatever the phase; one up
- *   to a period shorter always survives; in between it depends on the phase (`startupGuard`).
+ *   failing probes failing at once. One up to a period shorter always survives; in between it
+ *   depends on the phase, and on the first start on δ (`startupGuard`, `firstStartKill`).
  * - `earliestReadySeconds` — **the earliest** Ready: readiness (gated by the startup probe's
  *   earliest success, `initialDelaySeconds`) at `max(startup delay, readiness delay) +
  *   (successThreshold − 1) × periodSeconds`; with only a startup probe, its own delay;

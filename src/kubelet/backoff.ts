@@ -4,6 +4,10 @@
  * kuberuntime's `doBackOff`). A probe-killed container goes through the same gate as a
  * crashed one, which is why a failing liveness probe ends in `CrashLoopBackOff`.
  *
+ * Which exit the gate measures from is the caller's part (`doBackOff`): the latest *exited*
+ * instance in the status the sync read — for a container that sync kills for a probe, the
+ * instance before the killed one (see `Kubelet.restartWithBackOff`).
+ *
  * Semantics kept from upstream, because they decide when users see restarts:
  * - no entry (first exit, or after a reset) → restart now, and the entry starts at `initial`;
  * - otherwise throttled while `now − finishedAt < current back-off`; once allowed, the step

@@ -15,6 +15,7 @@ import type { FlightRecorderOptions, HistoryFilter, ProbeHistory, RecorderEntry 
 import { containerShouldRestart } from '../prober/restart-rules.js';
 import { killGracePeriodSeconds, MINIMUM_KILL_GRACE_SECONDS } from '../prober/kill-policy.js';
 import { ResultsManager } from '../prober/results.js';
+import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
 import type { ProbeType, ResultUpdate } from '../prober/types.js';
 import type { ContainerEvent, ContainerRuntime, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
 import { realClock, realRandom, yieldToEventLoop, type Clock } from '../util/clock.js';
@@ -40,6 +41,8 @@ export { killGracePeriodSeconds, MINIMUM_KILL_GRACE_SECONDS } from '../prober/ki
 export const HOUSEKEEPING_PERIOD_MS = 2_000;
 /** `syncFrequency`: every pod is re-synced at least this often (jittered up to +50%). */
 export const SYNC_FREQUENCY_MS = 60_000;
+/** `workerBackOffPeriodJitterFactor` (pod_workers.go): a sync that failed is requeued up to this much later. */
+const WORKER_BACK_OFF_JITTER_FACTOR = 0.5;
 /** How soon a container whose spec the runtime refused is tried again (the pod worker's back-off). */
 const CONFIG_ERROR_RETRY_MS = 10_000;
 /** Immediate re-syncs of one pod in a row before the loop yields to timers and I/O (a safety net). */
@@ -69,6 +72,15 @@ export interface KubeletOptions {
   flightRecorder?: FlightRecorderOptions | false;
   /** How network probes close their connections (default `'fin'`, the kubelet's); see ProbeClose. */
   probeClose?: ProbeManagerOptions['probeClose'];
+  /**
+   * Model the PLEG's relist (every {@link PLEG_RELIST_PERIOD_MS}, at this offset in ms from
+   * whole seconds of the clock): a pod's next sync waits for the first relist that begins
+   * after its previous sync ended, as the pod worker's `podCache.GetNewerThan(uid,
+   * lastSyncTime)` does — so what a sync did (a container started) shows in the status, and
+   * to the probe workers, only from that relist on. Default: none, a sync runs when asked
+   * (the runtime's own events stand in for the PLEG). `probelet simulate` sets it.
+   */
+  relistPhaseMs?: number;
 }
 
 type Lifecycle = 'sync' | 'terminating' | 'terminated';
@@ -88,6 +100,8 @@ interface PodRecord {
   syncing: Promise<void> | undefined;
   timer: unknown;
   timerDue: number;
+  /** When the last sync ended (for the relist gate); undefined before the first. */
+  lastSyncEndMs: number | undefined;
 }
 
 /** One change {@link Kubelet.watch} reports. */
@@ -115,12 +129,14 @@ export class Kubelet {
   private closed = false;
   private closing: Promise<void> | undefined;
   private readonly podListeners = new Set<(pod: Pod) => void>();
+  private readonly relistPhaseMs: number | undefined;
 
   constructor(options: KubeletOptions) {
     this.runtime = options.runtime;
     this.clock = options.clock ?? realClock;
     this.random = options.random ?? realRandom;
     this.admit = options.admit ?? ((pods) => admitForLocalRun(pods, { requireCommand: options.runtime.runsImages !== true }));
+    this.relistPhaseMs = options.relistPhaseMs;
     this.registry = options.registry ?? new Registry();
     this.recorder = options.recorder ?? createEventRecorder({ clock: this.clock });
     this.statusManager = new StatusManager({ clock: this.clock });
@@ -316,6 +332,7 @@ export class Kubelet {
       syncing: undefined,
       timer: undefined,
       timerDue: Infinity,
+      lastSyncEndMs: undefined,
     };
     this.pods.set(uid, rec);
     this.requestSync(rec);
@@ -354,6 +371,12 @@ export class Kubelet {
     await Promise.resolve();
     let immediate = 0;
     while (rec.dirty && !this.closed) {
+      const untilRelist = this.untilRelist(rec);
+      if (untilRelist > 0) {
+        // Still dirty: the timer's sync takes it up.
+        this.requestSyncAfter(rec, untilRelist);
+        return;
+      }
       rec.dirty = false;
       // A sync that keeps asking for another must never starve timers, signals and I/O.
       if (++immediate > MAX_IMMEDIATE_SYNCS) {
@@ -366,7 +389,15 @@ export class Kubelet {
       } catch (err) {
         this.warn(`sync of pod ${rec.pod.metadata?.name ?? rec.uid} failed`, err);
       }
+      rec.lastSyncEndMs = this.clock.now();
     }
+  }
+
+  /** How long the pod's next sync must wait for a relist that began after its last sync ended (0: none). */
+  private untilRelist(rec: PodRecord): number {
+    if (this.relistPhaseMs === undefined || rec.lastSyncEndMs === undefined) return 0;
+    const k = Math.floor((rec.lastSyncEndMs - this.relistPhaseMs) / PLEG_RELIST_PERIOD_MS) + 1;
+    return Math.max(0, this.relistPhaseMs + k * PLEG_RELIST_PERIOD_MS - this.clock.now());
   }
 
   /** Generates the API status (`updatePodStatus` first, conditions last) and stores it. */
@@ -444,7 +475,7 @@ export class Kubelet {
       initDone = false;
       if (!cur) await this.startContainer(rec, c);
       else if (cur.state === 'exited' && containerShouldRestart(c.spec, rec.pod, cur.exitCode ?? 0)) {
-        await this.restartWithBackOff(rec, c);
+        await this.restartWithBackOff(rec, c, cur);
       }
       break;
     }
@@ -462,11 +493,12 @@ export class Kubelet {
         if (!kind) continue;
         // Exit-code rules are not consulted for a container that is still running (§10.4).
         const restart = (c.spec.restartPolicy ?? rec.pod.spec?.restartPolicy ?? 'Always') !== 'Never';
+        const exitedBefore = c.previous;
         await this.killForProbe(rec, c, kind, restart);
-        if (restart) await this.restartWithBackOff(rec, c);
+        if (restart) await this.restartWithBackOff(rec, c, exitedBefore);
         continue;
       }
-      if (containerShouldRestart(c.spec, rec.pod, cur.exitCode ?? 0)) await this.restartWithBackOff(rec, c);
+      if (containerShouldRestart(c.spec, rec.pod, cur.exitCode ?? 0)) await this.restartWithBackOff(rec, c, cur);
     }
   }
 
@@ -488,14 +520,15 @@ export class Kubelet {
     if (cur.state === 'running') {
       const kind = this.failedProbe(cur);
       if (kind) {
+        const exitedBefore = c.previous;
         await this.killForProbe(rec, c, kind, true);
-        await this.restartWithBackOff(rec, c);
+        await this.restartWithBackOff(rec, c, exitedBefore);
         // Liveness does not gate later containers (§10.5); a failed startup does.
         return kind === 'liveness';
       }
       return !c.spec.startupProbe || this.startupResults.get(cur.id) === 'success';
     }
-    await this.restartWithBackOff(rec, c);
+    await this.restartWithBackOff(rec, c, cur);
     return false;
   }
 
@@ -528,11 +561,24 @@ export class Kubelet {
     c.current = this.runtime.containerStatus(cur.id) ?? cur;
   }
 
-  /** Starts an exited container again unless the crash-loop back-off says wait. */
-  private async restartWithBackOff(rec: PodRecord, c: ContainerRecord): Promise<void> {
-    const cur = c.current;
-    if (!cur) return;
-    const decision = this.backOff.check(crashLoopBackOffKey(rec.pod, c.spec), cur.finishedAt ?? this.clock.now());
+  /**
+   * Starts an exited container again unless the crash-loop back-off says wait (`doBackOff`).
+   *
+   * `latestExited` is the latest *exited* instance in the pod status the sync read: the
+   * current instance when it exited on its own, but for a container this same sync has just
+   * killed (liveness/startup), the instance before it — upstream's `SyncPod` kills and starts
+   * in one pass over the status read before the kill. Without one (the first kill) the
+   * container starts at once and the back-off gets no entry; otherwise the gate measures from
+   * that older exit, so a probe-killed container restarts at once until the step outgrows
+   * how long it runs (kubernetes#22240).
+   */
+  private async restartWithBackOff(rec: PodRecord, c: ContainerRecord, latestExited: RuntimeContainerStatus | undefined): Promise<void> {
+    if (!c.current) return;
+    if (!latestExited) {
+      await this.startContainer(rec, c);
+      return;
+    }
+    const decision = this.backOff.check(crashLoopBackOffKey(rec.pod, c.spec), latestExited.finishedAt ?? this.clock.now());
     if (decision.inBackOff) {
       const message = crashLoopBackOffMessage(decision.delayMs, c.spec.name, rec.pod);
       if (c.waiting?.reason !== CRASH_LOOP_BACK_OFF_REASON || c.waiting.message !== message) {
@@ -541,7 +587,11 @@ export class Kubelet {
       }
       c.waiting = { reason: CRASH_LOOP_BACK_OFF_REASON, message };
       this.event(rec, c, 'Warning', BACK_OFF_EVENT_REASON, backOffEventMessage(c.spec.name, rec.pod));
-      this.requestSyncAfter(rec, Math.max(decision.remainingMs, 1));
+      // `completeWork` (pod_workers.go): a sync that ends in back-off is requeued at the
+      // back-off's expiry, capped at the resync interval, jittered up to +50 % — so a restart
+      // comes up to half the remaining step late, at any phase of the probe ticks.
+      const requeueMs = Math.min(decision.remainingMs, SYNC_FREQUENCY_MS);
+      this.requestSyncAfter(rec, Math.max(requeueMs * (1 + WORKER_BACK_OFF_JITTER_FACTOR * this.random()), 1));
       return;
     }
     await this.startContainer(rec, c);

@@ -5,6 +5,7 @@
  */
 import { probeTiming } from '../api/defaults.js';
 import type { Container, Probe } from '../api/types.js';
+import { START_LATENCY } from '../prober/start-latency.js';
 import { formatGoDuration } from '../util/duration.js';
 import { probeScript, type Behaviours } from './behaviour.js';
 import type { Kill } from './simulation.js';
@@ -22,7 +23,7 @@ function numbers(probe: Probe): { threshold: number; periodS: number; delayS: nu
 
 /**
  * "killed at +31s: liveness still `down` 31s after start, liveness failed 3 × period 10s
- * after initialDelay 0s; a startupProbe with failureThreshold × period ≥ 40s would let it start".
+ * after initialDelay 0s; a startupProbe with failureThreshold × period ≥ 50s would let it start".
  */
 export function explainKill(kill: Kill, container: Container, behaviours: Behaviours): string {
   const probe = kill.probe === 'startup' ? container.startupProbe : container.livenessProbe;
@@ -50,12 +51,13 @@ export function explainKill(kill: Kill, container: Container, behaviours: Behavi
 
 /**
  * The startup budget (failureThreshold × period) a probe with no initial delay needs so that
- * the container's first healthy answer at `healthyMs` comes in time. Its ticks run every
- * `periodS` from the container's start; the one at 0 s finds no container status yet, so
- * failures are counted at p, 2p, … and the kill follows failure `failureThreshold` at
- * threshold × p: a tick at or after `healthyMs` must come by then,
- * threshold × period ≥ ⌈healthy / period⌉ × period (the sweep tests check this).
+ * the container's first healthy answer at `healthyMs` comes in time. Its ticker starts δ
+ * before the container (prober/start-latency.ts): the tick at 0 finds no container yet, so
+ * failures are counted at ages p − δ, 2p − δ, … and the kill follows failure
+ * `failureThreshold` at threshold × p − δ; a probe at or after `healthyMs` must come by then
+ * whatever δ: threshold × period ≥ ⌈(healthy + δmax) / period⌉ × period (the sweep tests
+ * check this) — for a whole-second start-up, one period more when it is a multiple of it.
  */
 export function neededStartupBudgetSeconds(healthyMs: number, periodS: number): number {
-  return Math.max(periodS, Math.ceil(healthyMs / 1000 / periodS) * periodS);
+  return Math.max(periodS, Math.ceil((healthyMs + START_LATENCY.maxMs) / 1000 / periodS) * periodS);
 }

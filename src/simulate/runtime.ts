@@ -4,6 +4,11 @@
  * local process runtime — a sandbox per pod, containers that start at once and exit when
  * their behaviour script says `exit(N)`, SIGTERM honoured at once (143) unless the script
  * ignores it, SIGKILL after the grace period (137), PLEG events, ExecSync on virtual time.
+ *
+ * With a start latency (as `probelet simulate` runs it), a container starts δ after the
+ * kubelet asked for it, as on a node (prober/start-latency.ts, docs/timing-model.md): the
+ * worker whose tick caused a restart never sees the new instance at that tick, and the ages
+ * it compares with `initialDelaySeconds` fall a little short of whole periods.
  */
 import type { Container, Pod } from '../api/types.js';
 import type { ContainerEvent, ContainerRuntime, ExecResult, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
@@ -38,6 +43,11 @@ export interface SimRuntimeOptions {
    * that IDs stay unique across the nodes of one simulation (default 0).
    */
   idBase?: number;
+  /**
+   * δ of each start (ms): from the kubelet's request to the container's `startedAt`
+   * (prober/start-latency.ts). Default: none, a container starts at once.
+   */
+  startLatency?: () => number;
 }
 
 /** The simulated runtime; also tells the probe handlers what a container's script says now. */
@@ -49,6 +59,9 @@ export class SimRuntime implements ContainerRuntime {
   private readonly events = containerEvents();
   private nextID = 1;
   private readonly idBase: number;
+  private readonly startLatency: (() => number) | undefined;
+  /** Starts under way (δ not over yet): finished on close. */
+  private readonly starting = new Map<unknown, () => void>();
   /** Told of every container the kubelet stops (so that exits it caused are told apart). */
   onStop: ((containerID: string) => void) | undefined;
 
@@ -56,6 +69,7 @@ export class SimRuntime implements ContainerRuntime {
     this.clock = options.clock;
     this.behaviours = options.behaviours;
     this.idBase = options.idBase ?? 0;
+    this.startLatency = options.startLatency;
   }
 
   runPodSandbox(pod: Pod): Promise<PodSandbox> {
@@ -75,7 +89,21 @@ export class SimRuntime implements ContainerRuntime {
     return Promise.resolve();
   }
 
+  /** Starts the container: at once, or δ from now with a start latency (the promise resolves then). */
   startContainer(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus> {
+    const delta = this.startLatency?.();
+    if (delta === undefined) return Promise.resolve({ ...this.startNow(sandboxID, pod, container, attempt).status });
+    return new Promise((resolve) => {
+      const handle = this.clock.setTimeout(() => {
+        this.starting.delete(handle);
+        resolve({ ...this.startNow(sandboxID, pod, container, attempt).status });
+      }, Math.max(0, delta));
+      this.starting.set(handle, () => resolve({ ...this.startNow(sandboxID, pod, container, attempt).status }));
+    });
+  }
+
+  /** The instance, running from now. */
+  private startNow(sandboxID: string, pod: Pod, container: Container, attempt: number): SimContainer {
     const now = this.clock.now();
     const id = `simulate://${(this.idBase + this.nextID++).toString(16).padStart(12, '0')}`;
     const status: RuntimeContainerStatus = {
@@ -93,7 +121,7 @@ export class SimRuntime implements ContainerRuntime {
     const exit = exitOf(containerScript(this.behaviours, container.name));
     if (exit) sim.timer = this.clock.setTimeout(() => this.exit(sim, exit.code), exit.atMs);
     this.events.emit('started', sim.status);
-    return Promise.resolve({ ...status });
+    return sim;
   }
 
   stopContainer(containerID: string, gracePeriodMs: number): Promise<void> {
@@ -181,6 +209,12 @@ export class SimRuntime implements ContainerRuntime {
   }
 
   close(): Promise<void> {
+    // A start under way is finished now: nothing of ours stays on the clock.
+    for (const [handle, start] of [...this.starting]) {
+      this.clock.clearTimeout(handle);
+      start();
+    }
+    this.starting.clear();
     for (const c of this.containers.values()) if (c.status.state === 'running') this.exit(c, SIGKILL_EXIT);
     this.sandboxes.clear();
     return Promise.resolve();

@@ -10,6 +10,7 @@ import type { Event, Pod, PodStatus } from '../api/types.js';
 import { createEventRecorder } from '../kubelet/events.js';
 import { Kubelet } from '../kubelet/kubelet.js';
 import { Prober } from '../prober/prober.js';
+import { PLEG_RELIST_PERIOD_MS, START_LATENCY } from '../prober/start-latency.js';
 import type { ProbeHistory } from '../prober/recorder.js';
 import type { ProbeType } from '../prober/types.js';
 import { FakeClock } from '../util/clock.js';
@@ -22,6 +23,8 @@ import { threadNodes } from './threads.js';
 
 /** Virtual time starts here (a fixed instant, so every output is the same every time). */
 export const SIMULATION_ORIGIN_MS = Date.UTC(2026, 0, 1);
+/** Mixed into a node's seed for its latency stream, so that the kubelet's own draws stay as they were. */
+const LATENCY_STREAM = 0x2545f491;
 /** How long the kubelet may take to delete the pods after the simulated span (virtual). */
 const CLOSE_LIMIT_MS = 10 * 60_000;
 
@@ -109,7 +112,12 @@ export interface RunningSimulation {
 export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'threads'>, node = 0): RunningSimulation {
   const clock = new FakeClock(SIMULATION_ORIGIN_MS, { settle: 'microtasks' });
   const t = (): number => clock.now() - SIMULATION_ORIGIN_MS;
-  const runtime = new SimRuntime({ clock, behaviours: options.behaviours, idBase: node * NODE_ID_SPAN });
+  // The node's own chance for what the runtime and the PLEG add (docs/timing-model.md), apart
+  // from the kubelet's: a start's δ and where the relists fall.
+  const latency = seededRandom(nodeSeed(options.seed, node) ^ LATENCY_STREAM);
+  const relistPhaseMs = Math.floor(latency() * PLEG_RELIST_PERIOD_MS);
+  const startLatency = (): number => START_LATENCY.minMs + Math.round(latency() * (START_LATENCY.maxMs - START_LATENCY.minMs));
+  const runtime = new SimRuntime({ clock, behaviours: options.behaviours, idBase: node * NODE_ID_SPAN, startLatency });
   const recorder = createEventRecorder({ clock, host: nodeName(node) });
   const counter: ProbeCounter = { probes: 0 };
   const prober = new Prober({
@@ -128,6 +136,7 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'thre
     prober,
     kubeletRestart: options.kubeletRestart === true,
     admit: admitPods,
+    relistPhaseMs,
     // Unless asked for (`--ui`), nobody reads it: a simulated day should not pay for its rings.
     ...(options.record === true ? {} : { flightRecorder: false }),
   });

@@ -58,7 +58,8 @@ function run(pod: Pod): Harness {
       return { result: now >= startedAt + app.readyAfter ? 'success' : 'failure' };
     },
   };
-  const kubelet = new Kubelet({ runtime, clock, random: () => 0.5, prober });
+  // random 0: the pod worker requeues a throttled pod at the back-off's expiry itself (no +50 % jitter).
+  const kubelet = new Kubelet({ runtime, clock, random: () => 0, prober });
   kubelets.push(kubelet);
   expect(kubelet.addPods([pod]).errors).toEqual([]);
   return {
@@ -114,6 +115,30 @@ describe('hangToKillSeconds through the kubelet: from the hang to the container 
   }
 });
 
+/**
+ * The waits between a probe kill and the restart that upstream's `doBackOff` gives, read off
+ * the instances' own start and finish times: the gate measures from the exit before the
+ * killed instance; no such exit → at once and no entry; in back-off → the killed exit + the step.
+ */
+function probeKillWaits(instances: readonly { startedAt: number; finishedAt: number | undefined }[]): number[] {
+  const waits: number[] = [];
+  let step = 0; // 0: no entry
+  for (let n = 0; n + 1 < instances.length; n++) {
+    const killedExit = instances[n]?.finishedAt ?? 0;
+    const before = n === 0 ? undefined : instances[n - 1]?.finishedAt;
+    if (before === undefined) {
+      waits.push(0);
+    } else if (step > 0 && killedExit - before < step) {
+      waits.push(step);
+      step = Math.min(step * 2, backOffAfterRestarts(64) * MS);
+    } else {
+      step = step === 0 ? backOffAfterRestarts(1) * MS : Math.min(step * 2, backOffAfterRestarts(64) * MS);
+      waits.push(0);
+    }
+  }
+  return waits;
+}
+
 describe('startupBudgetSeconds and backOffAfterRestarts through the kubelet: an app that never starts', () => {
   it('each instance is killed after the budget, gone a grace later, and restarted after the back-off', async () => {
     const pod = podWith({ livenessProbe: http }, 5);
@@ -137,9 +162,13 @@ describe('startupBudgetSeconds and backOffAfterRestarts through the kubelet: an 
         expect(killedAfter).toBeGreaterThanOrEqual((guard?.alwaysSurvivesSeconds ?? 0) * MS);
         expect(killedAfter).toBeLessThanOrEqual(budget * MS);
       }
-      const next = instances[n + 1];
-      if (next) expect(next.startedAt - (instance.finishedAt ?? 0)).toBe(backOffAfterRestarts(n) * MS);
     });
+    // The restarts follow doBackOff over the status read before each kill: measured from the
+    // exit *before* the killed instance, so at once while the step is shorter than a run.
+    const waits = instances.slice(1).map((next, n) => next.startedAt - (instances[n]?.finishedAt ?? 0));
+    expect(waits).toEqual(probeKillWaits(instances).slice(0, waits.length));
+    expect(waits.slice(0, 3)).toEqual([0, 0, 0]);
+    expect(waits.filter((w) => w > 0).length).toBeGreaterThan(0);
   });
 
   it('a start-up of exactly the budget survives that phase; one a second longer is killed', async () => {

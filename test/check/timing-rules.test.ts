@@ -219,9 +219,9 @@ describe('startup-exceeds-progress-deadline', () => {
     const seen = check('startup-exceeds-progress-deadline', deployment([slow], { initContainers: [sidecar] }));
     expect(seen).toHaveLength(1);
     expect(seen[0]?.field).toBe('spec.template.spec.containers[0].startupProbe');
-    expect(seen[0]?.message).toContain('up to 15m30s before the kubelet gives up on it (sidecar "proxy" 30s + startup 90 × 10s = 15m0s)');
+    expect(seen[0]?.message).toContain('up to 15m30.9s before the kubelet gives up on it (sidecar "proxy" 30.9s + startup 90 × 10s = 15m0s)');
     expect(seen[0]?.message).toContain("progressDeadlineSeconds 600 (the default)");
-    expect(seen[0]?.message).toContain('set progressDeadlineSeconds: 930 or more');
+    expect(seen[0]?.message).toContain('set progressDeadlineSeconds: 931 or more');
   });
 
   it('points at progressDeadlineSeconds when it is set too low', () => {
@@ -306,7 +306,7 @@ describe('sidecar-startup-chain', () => {
         severity: 'info',
         field: 'spec.template.spec.initContainers[0].startupProbe',
         message:
-          'the containers of this pod start only after its sidecars have started, one after another: up to 1m30s ("proxy" ≤ 30s + "logs" ≤ 1m0s, their startup budgets) before container "app" even starts, more if a sidecar is killed and restarted',
+          'the containers of this pod start only after its sidecars have started, one after another: up to 1m30.9s ("proxy" ≤ 30.9s + "logs" ≤ 1m0s, their startup budgets) before container "app" even starts, more if a sidecar is killed and restarted',
       },
     ]);
   });

@@ -33,7 +33,11 @@ interface Harness {
 
 const harnesses = closeKubeletsAfterEach();
 
-function harness(pods: Pod[], options: { maxContainerRestartPeriodMs?: number } = {}): Harness {
+/**
+ * `random` 0.5 unless a test says otherwise; the back-off tests pass 0, so that the pod worker
+ * requeues a throttled pod at the back-off's expiry itself (no +50 % jitter) and the steps show.
+ */
+function harness(pods: Pod[], options: { maxContainerRestartPeriodMs?: number; random?: () => number } = {}): Harness {
   const clock = new FakeClock(T0);
   const runtime = new FakeRuntime(clock);
   const prober = scriptedProber();
@@ -67,7 +71,7 @@ async function settle(clock: FakeClock, ms = 0): Promise<void> {
 
 describe('crash-loop back-off (§10.7)', () => {
   it('restarts at once, then after 10 s, 20 s, 40 s … capped at 300 s, with CrashLoopBackOff and BackOff events', async () => {
-    const h = harness([podOf([app()])]);
+    const h = harness([podOf([app()])], { random: () => 0 });
     await settle(h.clock);
     const delays: number[] = [];
     for (let i = 0; i < 8; i++) {
@@ -99,7 +103,7 @@ describe('crash-loop back-off (§10.7)', () => {
   });
 
   it('starts over at the initial delay after a container ran for more than 600 s', async () => {
-    const h = harness([podOf([app()])]);
+    const h = harness([podOf([app()])], { random: () => 0 });
     await settle(h.clock);
     const crash = async (): Promise<number> => {
       h.runtime.exit(h.runtime.running('app')!.id, 1);
@@ -115,7 +119,7 @@ describe('crash-loop back-off (§10.7)', () => {
   });
 
   it('a lower node cap (crashLoopBackOff.maxContainerRestartPeriod) lowers both the steps and the initial delay', async () => {
-    const h = harness([podOf([app()])], { maxContainerRestartPeriodMs: 2000 });
+    const h = harness([podOf([app()])], { maxContainerRestartPeriodMs: 2000, random: () => 0 });
     await settle(h.clock);
     const delays: number[] = [];
     for (let i = 0; i < 4; i++) {
@@ -126,6 +130,107 @@ describe('crash-loop back-off (§10.7)', () => {
       delays.push((h.clock.now() - at) / 1000);
     }
     expect(delays).toEqual([0, 2, 2, 2]);
+  });
+
+  it('the pod worker requeues a throttled pod at the expiry, capped at the 60 s resync, jittered up to +50 % (completeWork)', async () => {
+    for (const [random, expected] of [
+      [0, [0, 10, 20, 40, 80, 160, 300]],
+      // 1.5 × the remaining step, the remaining time capped at 60 s at each requeue:
+      // 80 → 60 × 1.5 = 90; 160 → 90, then 70 left → 60 × 1.5 = 90 → 180; 300 → 90, 90, 90, then 30 → 45: 315.
+      [1, [0, 15, 30, 60, 90, 180, 315]],
+    ] as const) {
+      const h = harness([podOf([app()])], { random: () => random });
+      await settle(h.clock);
+      const delays: number[] = [];
+      for (let i = 0; i < expected.length; i++) {
+        h.runtime.exit(h.runtime.running('app')!.id, 1);
+        const at = h.clock.now();
+        await settle(h.clock);
+        while (!h.runtime.running('app')) await h.clock.advance(1000);
+        delays.push(Math.round((h.clock.now() - at) / 1000));
+      }
+      expect(delays).toEqual(expected);
+    }
+  });
+});
+
+describe('back-off after a probe kill (doBackOff reads the status from before the kill)', () => {
+  /** Kills, starts and BackOff events (seconds from the first start) of a container whose liveness always fails. */
+  async function probeKillTimeline(h: Harness, spanMs: number): Promise<{ starts: number[]; kills: number[]; firstBackOff: number | undefined }> {
+    await settle(h.clock);
+    const t0 = h.clock.now();
+    const starts: number[] = [];
+    const kills: number[] = [];
+    let firstBackOff: number | undefined;
+    h.kubelet.recorder.subscribe((e) => {
+      const t = Math.round((h.clock.now() - t0) / 1000);
+      if (e.reason === 'Started') starts.push(t);
+      if (e.reason === 'Killing') kills.push(t);
+      if (e.reason === 'BackOff') firstBackOff ??= t;
+    });
+    h.verdicts.set('app/liveness', 'failure');
+    for (let ms = 0; ms < spanMs; ms += 1000) await h.clock.advance(1000);
+    return { starts, kills, firstBackOff };
+  }
+
+  it('restarts at once while the back-off step is shorter than a run, then CrashLoopBackOff from the older exit', async () => {
+    // liveness P=10 F=3 that never passes: every instance lives 30 s. The kubelet restarts at
+    // once for the 1st kill (no exited instance: no entry), then the gate measures from the
+    // exit *before* the killed one (30 s ago) against 10 s, 20 s, 40 s: only at the 5th kill
+    // (150 s) is 30 s < 40 s, and the restart waits until 150 + 40.
+    const h = harness([podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 10, failureThreshold: 3 } })])], { random: () => 0 });
+    const { starts, kills, firstBackOff } = await probeKillTimeline(h, 600_000);
+    const first = kills[0] ?? NaN;
+    expect(first).toBe(30);
+    expect(kills.slice(0, 5)).toEqual([30, 60, 90, 120, 150]);
+    // Restarts at once for the first four kills; from the fifth, the step since the kill.
+    const waits = kills.map((k) => (starts.find((s) => s >= k) ?? NaN) - k);
+    expect(waits.slice(0, 7)).toEqual([0, 0, 0, 0, 40, 80, 160]);
+    expect((firstBackOff ?? NaN) - first).toBe(120);
+  });
+
+  it('a crash (no probe) still measures from the instance that exited: restarts at once, then after 10 s, 20 s', async () => {
+    const h = harness([podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 10, failureThreshold: 3 } })])], { random: () => 0 });
+    await settle(h.clock);
+    const delays: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      h.runtime.exit(h.runtime.running('app')!.id, 1);
+      const at = h.clock.now();
+      await settle(h.clock);
+      while (!h.runtime.running('app')) await h.clock.advance(1000);
+      delays.push(Math.round((h.clock.now() - at) / 1000));
+    }
+    expect(delays).toEqual([0, 10, 20]);
+  });
+});
+
+describe('the PLEG relist (relistPhaseMs, as simulate runs the kubelet)', () => {
+  it("a pod's next sync waits for the first relist after its last sync ended: a new container shows from then on", async () => {
+    const clock = new FakeClock(T0);
+    const runtime = new FakeRuntime(clock);
+    const kubelet = new Kubelet({ runtime, clock, random: () => 0.5, prober: scriptedProber(), relistPhaseMs: 300 });
+    harnesses.push(kubelet);
+    kubelet.addPods([podOf([app()])]);
+    const state = (): string => Object.keys(kubelet.listPods()[0]?.status?.containerStatuses?.[0]?.state ?? {}).join();
+    await clock.advance(0);
+    // The first sync started the container at once; the status that shows it waits for the relist at +300 ms.
+    expect(runtime.running('app')).toBeDefined();
+    expect(state()).toBe('waiting');
+    await clock.advance(299);
+    expect(state()).toBe('waiting');
+    await clock.advance(1);
+    expect(state()).toBe('running');
+    // A crash is acted on at once when a relist has come since the last sync ended…
+    await clock.advance(2_000);
+    runtime.exit(runtime.running('app')!.id, 1);
+    await clock.advance(0);
+    expect(runtime.running('app')).toBeDefined();
+    // …and its restart shows at the next relist, a second later (the crash came at a relist instant).
+    expect(state()).toBe('terminated');
+    await clock.advance(999);
+    expect(state()).toBe('terminated');
+    await clock.advance(1);
+    expect(state()).toBe('running');
   });
 });
 
@@ -294,8 +399,10 @@ describe('init containers and sidecars (§10.5)', () => {
     expect(h.events()).toContainEqual(expect.stringMatching(/^Normal Killing Init container proxy failed liveness probe( \(x\d+\))?$/));
     h.verdicts.set('proxy/liveness', 'success');
     await h.clock.advance(3000);
-    expect(h.runtime.calls.filter((c) => c.startsWith('start proxy'))).toHaveLength(2);
-    expect(h.pod().status?.initContainerStatuses?.[0]?.restartCount).toBe(1);
+    // Killed twice in those 2 s and restarted at once both times: the first kill had no earlier
+    // exit (no back-off entry made), the second is measured from the first exit with no entry yet.
+    expect(h.runtime.calls.filter((c) => c.startsWith('start proxy'))).toHaveLength(3);
+    expect(h.pod().status?.initContainerStatuses?.[0]?.restartCount).toBe(2);
   });
 });
 

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadManifests } from '../../src/api/documents.js';
 import { podsOf } from '../../src/api/manifest.js';
 import { setPodDefaults } from '../../src/api/defaults.js';
-import { computeBudget, startupGuard } from '../../src/check/budgets.js';
+import { computeBudget, startupGuard, type TimeWindow } from '../../src/check/budgets.js';
 import { BIN, REPO_ROOT, runCli } from '../cli/helpers.js';
 
 const DEMO = 'examples/demo/pod.yaml';
@@ -49,13 +49,18 @@ describe('probelet simulate', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('+30s     pod/api{api}  Normal  Killing');
-    expect(run.stdout).toMatch(/^\+1m0s +api +0\/1 +CrashLoopBackOff/m);
+    // Restarted at once after the first four kills (the back-off measures from the exit before
+    // the killed one, 30 s earlier, and its step is still shorter); CrashLoopBackOff from the fifth.
+    expect(run.stdout).toMatch(/^\+2m30s +api +0\/1 +CrashLoopBackOff/m);
+    expect(run.stdout).not.toMatch(/^\+(1m0s|1m30s|2m0s) +api +0\/1 +CrashLoopBackOff/m);
     expect(run.stdout).toContain(
-      'killed at +30s: liveness still `down` 30s after the container started (script down:40s,up), liveness failed 3 × period 10s after initialDelay 0s; a startupProbe with failureThreshold × period ≥ 40s would let it start',
+      'killed at +30s: liveness still `down` 30s after the container started (script down:40s,up), liveness failed 3 × period 10s after initialDelay 0s; a startupProbe with failureThreshold × period ≥ 50s would let it start',
     );
-    expect(run.stdout).toMatch(/api: never ready, 5 restarts, now /);
-    // Five kills restarted it; a sixth comes at +5m0s, the very end of the span.
+    expect(run.stdout).toMatch(/api: never ready, 5 restarts, now waiting \(CrashLoopBackOff\)/);
+    // Kills at 30 s, 1m, 1m30s, 2m, 2m30s (restarted after the 40 s back-off and the pod worker's
+    // jittered requeue, at 3m12s: any phase of the ticks) and 3m40s (its restart due after 5m0s, the end).
     expect(run.stdout.match(/killed at \+/g)).toHaveLength(6);
+    expect(run.stdout).toContain('killed at +3m40s: liveness still `down` 28s after the container started');
   });
 
   it('says which containers have no script (they are up from the start)', async () => {
@@ -95,9 +100,10 @@ describe('probelet simulate', () => {
               kills: [
                 { t: 30, reason: 'Container api failed liveness probe, will be restarted' },
                 { t: 60, reason: 'Container api failed liveness probe, will be restarted' },
-                { t: 100, reason: 'Container api failed liveness probe, will be restarted' },
+                { t: 90, reason: 'Container api failed liveness probe, will be restarted' },
+                { t: 120, reason: 'Container api failed liveness probe, will be restarted' },
               ],
-              // Restarted at 2m0s sharp, after the 20 s back-off: running again, not ready yet.
+              // Killed at 2m0s sharp; its restart (at once) starts a fraction of a second later (δ).
               state: 'running',
               reason: 'NotReady',
             },
@@ -149,7 +155,8 @@ describe('probelet simulate', () => {
     const summary = jsonLines(run.stdout).at(-1) as unknown as Summary;
     const containers = summary.pods[0]?.containers ?? [];
     expect(containers.find((c) => c.name === 'worker')?.readyAt).toBeNull();
-    expect(containers.find((c) => c.name === 'app')?.readyAt).toBe(20);
+    // down:20s from its start, which comes after its sidecar's, a relist later (prober/start-latency.ts).
+    expect(containers.find((c) => c.name === 'app')?.readyAt).toBe(21);
 
     const bad = manifest('bad.yaml', 'app:\n  script: hop\n');
     const refused = await runCli(['simulate', DEMO, '--behavior', bad]);
@@ -228,7 +235,7 @@ describe('probelet simulate', () => {
  * start-up that can survive, in the most favourable phase of the probe's ticks) and the
  * start-up that always survives, whatever the phase.
  */
-async function checkBudgets(file: string): Promise<{ budget: number | null; alwaysSurvives: number | undefined }> {
+async function checkBudgets(file: string): Promise<{ budget: number | null; alwaysSurvives: number | undefined; firstStartKill: TimeWindow | undefined }> {
   const load = await loadManifests([file]);
   const [found] = podsOf(load.objects).pods;
   if (!found) throw new Error(`no pod in ${file}`);
@@ -238,13 +245,15 @@ async function checkBudgets(file: string): Promise<{ budget: number | null; alwa
   return {
     budget: computeBudget(found.object, pod, container, 'container').startupBudgetSeconds,
     alwaysSurvives: startupGuard(container)?.alwaysSurvivesSeconds,
+    firstStartKill: startupGuard(container)?.firstStartKill,
   };
 }
 
 describe('the advice of a kill explanation', () => {
   it.each([
-    [4, 0, 40],
-    [3, 1, null],
+    // The ticker starts δ before the container: the 4th probe comes at 40 s − δ, still down.
+    [5, 0, 50],
+    [4, 1, null],
   ])('a startupProbe of %i × 10s for a 40 s start-up: %i kills, ready at %s', async (failureThreshold, kills, readyAt) => {
     const file = manifest(
       `advice-${failureThreshold}.yaml`,
@@ -253,7 +262,7 @@ describe('the advice of a kill explanation', () => {
         `          startupProbe:\n            httpGet: { path: /healthz, port: http }\n            periodSeconds: 10\n            failureThreshold: ${failureThreshold}\n          livenessProbe:`,
       ),
     );
-    const run = await runCli(['simulate', file, '-b', 'api=down:40s,up', '--for', '50s', '-o', 'json']);
+    const run = await runCli(['simulate', file, '-b', 'api=down:40s,up', '--for', '60s', '-o', 'json']);
     expect(run.code).toBe(0);
     const api = (jsonLines(run.stdout).at(-1) as unknown as Summary).pods[0]?.containers[0];
     expect(api?.kills.length).toBe(kills);
@@ -299,28 +308,37 @@ spec:
             periodSeconds: ${liveness.periodSeconds}
 `,
     );
-    // The simulation starts the container at a tick instant: the phase check's budget assumes
-    // for its longest survivable start-up when there is no initial delay.
-    const { budget: checkBudget, alwaysSurvives } = await checkBudgets(file);
+    // The first start is tied to the worker's ticker (δ after it): it is killed inside check's
+    // firstStartKill window, itself inside the bounds of any phase; every δ of the range gives
+    // the same whole-second threshold.
+    const { budget: checkBudget, alwaysSurvives, firstStartKill } = await checkBudgets(file);
+    const earliest = firstStartKill?.earliestSeconds ?? NaN;
+    const threshold = Math.ceil(earliest);
+    expect(Math.ceil(firstStartKill?.latestSeconds ?? NaN)).toBe(threshold);
+    expect(earliest).toBeGreaterThanOrEqual(alwaysSurvives ?? Infinity);
+    expect(firstStartKill?.latestSeconds).toBeLessThanOrEqual(checkBudget ?? -Infinity);
     const p = liveness.periodSeconds;
-    const budget = Math.max(p, Math.ceil(liveness.initialDelaySeconds / p) * p) + (liveness.failureThreshold - 1) * p;
-    if (liveness.initialDelaySeconds === 0) expect(budget).toBe(checkBudget);
-    expect(budget).toBeGreaterThanOrEqual(alwaysSurvives ?? Infinity);
-    expect(budget).toBeLessThanOrEqual(checkBudget ?? -Infinity);
+    // (⌊D/P⌋ + F) × P: an initialDelaySeconds that is a multiple of the period costs a period more.
+    expect(threshold).toBe((Math.floor(liveness.initialDelaySeconds / p) + liveness.failureThreshold) * p);
+    const budget = threshold - 1;
     const run = await runCli(['simulate', file, '-b', 'web=down:1s,up', '--for', '5m', '--sweep', `web=${budget - 5}s..${budget + 5}s/1s`, '-o', 'json']);
     expect(run.code).toBe(0);
     const lines = jsonLines(run.stdout);
     expect(lines.filter((l) => l['type'] === 'sweep')).toHaveLength(11);
     expect(lines.at(-1)).toEqual({ type: 'threshold', value: budget + 1 });
     const ok = lines.find((l) => l['value'] === budget);
-    expect(ok).toMatchObject({ type: 'sweep', readyAt: budget, restarts: 0, state: 'running' });
+    expect(ok).toMatchObject({ type: 'sweep', restarts: 0, state: 'running' });
+    // Ready at the first readiness probe (1 s period) after the app is up, δ and a relist after the start.
+    expect(ok?.['readyAt']).toBeGreaterThanOrEqual(budget);
+    expect(ok?.['readyAt']).toBeLessThanOrEqual(budget + 2);
   });
 
   it('prints a row per value and the threshold line', async () => {
     const run = await runCli(['simulate', DEPLOYMENT, '-b', 'api=down:40s,up', '--for', '10m', '--sweep', 'api=10s..60s/10s']);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^30s +\+30s +0 +running \(Ready\)$/m);
-    expect(run.stdout).toMatch(/^40s +never +\d+ +waiting \(CrashLoopBackOff\)$/m);
-    expect(run.stdout).toContain('api starts crash-looping when its start-up takes ≥ 40s');
+    // Liveness 3 × 10s: its third probe comes at 30 s − δ after the start (the ticker runs ahead).
+    expect(run.stdout).toMatch(/^20s +\+22s +0 +running \(Ready\)$/m);
+    expect(run.stdout).toMatch(/^30s +never +\d+ +waiting \(CrashLoopBackOff\)$/m);
+    expect(run.stdout).toContain('api starts crash-looping when its start-up takes ≥ 30s');
   });
 });

@@ -48,8 +48,17 @@ function story(lines: Line[]): { lifecycle: Happening[]; failures: string[]; res
   const lifecycle = events
     .filter((l) => LIFECYCLE.has(l.event?.reason ?? ''))
     .map((l) => ({ container: containerOf(l), reason: l.event?.reason ?? '', t: l.t ?? 0 }));
+  // A readiness probe within a relist (and a δ) of its container's kill may still probe the
+  // killed instance — nothing listens then — on a kubelet and in the simulation alike, by phase.
+  const kills = events.filter((l) => l.event?.reason === 'Killing').map((l) => ({ container: containerOf(l), t: l.t ?? 0 }));
+  const atAKill = (l: Line): boolean =>
+    /^Readiness/.test(l.event?.message ?? '') && kills.some((k) => k.container === containerOf(l) && (l.t ?? 0) >= k.t && (l.t ?? 0) - k.t <= 2);
   const failures = [
-    ...new Set(events.filter((l) => l.event?.reason === 'Unhealthy').map((l) => `${containerOf(l)}: ${/^(\w+ probe failed)/.exec(l.event?.message ?? '')?.[1] ?? ''}`)),
+    ...new Set(
+      events
+        .filter((l) => l.event?.reason === 'Unhealthy' && !atAKill(l))
+        .map((l) => `${containerOf(l)}: ${/^(\w+ probe failed)/.exec(l.event?.message ?? '')?.[1] ?? ''}`),
+    ),
   ].sort();
   const restarts: Record<string, number> = {};
   for (const l of lines) {

@@ -47,6 +47,32 @@ describe('SimRuntime', () => {
   });
 });
 
+describe('SimRuntime with a start latency (δ)', () => {
+  it('starts δ after the request: the promise, the started event and startedAt all then; close() finishes a start under way', async () => {
+    const clock = new FakeClock(0, { settleTurns: 1 });
+    const runtime = new SimRuntime({ clock, behaviours: new Map([['c', { probes: {} }]]), startLatency: () => 250 });
+    const events: string[] = [];
+    runtime.subscribe((e) => events.push(`${e.type}@${clock.now()}`));
+    const sandbox = await runtime.runPodSandbox(pod);
+    let started: { startedAt?: number } | undefined;
+    void runtime.startContainer(sandbox.id, pod, container, 0).then((s) => (started = s));
+    await clock.advance(249);
+    expect(started).toBeUndefined();
+    expect(runtime.listContainers()).toEqual([]);
+    await clock.advance(1);
+    expect(started?.startedAt).toBe(250);
+    expect(events).toEqual(['started@250']);
+
+    let late: { state?: string } | undefined;
+    void runtime.startContainer(sandbox.id, pod, container, 1).then((s) => (late = s));
+    await runtime.close();
+    await Promise.resolve();
+    expect(late).toBeDefined();
+    expect(runtime.listContainers().every((c) => c.state === 'exited')).toBe(true);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+});
+
 describe('simulated handlers', () => {
   it('hang: HTTP, gRPC and exec time out at timeoutSeconds on the clock; TCP still succeeds', async () => {
     const { clock, handlers, target, runtime, id } = await setup({ script: parseScript('hang'), probes: {} });
