@@ -355,7 +355,7 @@ Example: startupProbe { periodSeconds: 10, failureThreshold: 90 } (900 s) needs
       {
         ...(fromInjected ? { severity: 'info' as const } : {}),
         path: typeof set === 'number' ? ['spec', 'progressDeadlineSeconds'] : probePath(ctx, guard.kind),
-        message: `a start-up of ${who(ctx)} may last up to ${formatSeconds(total)} before the kubelet kills and restarts it (${parts}), longer than the Deployment's progressDeadlineSeconds ${deadline}${typeof set === 'number' ? '' : ' (the default)'}${note}: a start that takes longer than ${formatSeconds(deadline)} makes the Deployment report ProgressDeadlineExceeded (the rollout is marked failed) while the pod is still allowed to start; lower the startup budget below ${formatSeconds(deadline)} or set progressDeadlineSeconds: ${Math.ceil(total)} or more`,
+        message: `a start-up of ${who(ctx)} may last up to ${formatSeconds(total)} before the kubelet kills and restarts it (${parts}), longer than the Deployment's progressDeadlineSeconds ${deadline}${typeof set === 'number' ? '' : ' (the default)'}: a start that takes longer than ${formatSeconds(deadline)} makes the Deployment report ProgressDeadlineExceeded (the rollout is marked failed) while the pod is still allowed to start${note}; lower the startup budget below ${formatSeconds(deadline)} or set progressDeadlineSeconds: ${Math.ceil(total)} or more`,
       },
     ];
   },

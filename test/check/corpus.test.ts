@@ -1,0 +1,129 @@
+/**
+ * The corpus (test/fixtures/corpus/): shapes of published manifests with every finding
+ * pinned — rule, severity, container, line — so that a rule change that adds noise (a false
+ * positive, the same fact twice) fails here, and the budgets `check` prints are the ones
+ * `simulate` plays out on virtual time.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseManifestDocuments } from '../../src/api/documents.js';
+import { podsOf } from '../../src/api/manifest.js';
+import { checkManifests, type CheckResult } from '../../src/check/run.js';
+import { admitForSimulation } from '../../src/simulate/pods.js';
+import { parseScript } from '../../src/simulate/script.js';
+import { simulate } from '../../src/simulate/simulation.js';
+
+const DIR = fileURLToPath(new URL('../fixtures/corpus/', import.meta.url));
+
+function checkFile(name: string): CheckResult {
+  return checkManifests(parseManifestDocuments(readFileSync(`${DIR}${name}`, 'utf8'), name), { startupTimes: new Map() });
+}
+
+/** `line severity rule container`, in the order the runner reports them. */
+function pinned(result: CheckResult): string[] {
+  return result.findings.map((f) => `${f.line} ${f.severity} ${f.rule} ${f.container ?? '-'}`);
+}
+
+const EXPECTED: Record<string, string[]> = {
+  'istio-injected-deployment.yaml': [
+    '31 info probe-port-undeclared istio-proxy',
+    '24 info liveness-probe-missing istio-proxy',
+    // Istio's own default (timeout 3 > period 1): true, and the numbers are simulate's.
+    '39 warning probe-timeout-not-below-period istio-proxy',
+    '50 info probe-port-undeclared reviews',
+    '49 info startup-probe-missing reviews',
+    // The sidecar's 600 × 1 s, which the user did not write: info, and it stands for sidecar-startup-chain.
+    '49 info startup-exceeds-progress-deadline reviews',
+  ],
+  // hostNetwork: host 127.0.0.1 is needed there, and probe-host-set stays quiet.
+  'hostnetwork-daemonset.yaml': ['32 info probe-port-undeclared cilium-agent'],
+  'linkerd-proxy.yaml': [
+    '29 info probe-port-numeric linkerd-proxy',
+    '30 warning liveness-delay-as-startup linkerd-proxy',
+    // T = P = 1: no probe-timeout-not-below-period; the same failure budget: info, not a warning.
+    '28 info liveness-before-readiness linkerd-proxy',
+    '44 info startup-probe-missing emoji-svc',
+  ],
+  // T = P = 10: no probe-timeout-not-below-period.
+  'calico-node.yaml': ['30 warning liveness-delay-as-startup calico-node'],
+  // TCP probes never fail on a hang: no liveness-before-readiness; identical probes once.
+  'tcp-liveness-readiness.yaml': ['17 warning probes-identical goproxy', '19 warning liveness-delay-as-startup goproxy'],
+  'mysql-statefulset.yaml': [
+    '41 info exec-probe-load mysql',
+    '34 warning liveness-delay-as-startup mysql',
+    '42 warning exec-probe-default-timeout mysql',
+    '43 warning probes-missing xtrabackup',
+  ],
+  'kubernetes-io-examples.yaml': [
+    '9 warning readiness-probe-missing liveness',
+    '16 info exec-probe-load liveness',
+    '15 warning liveness-delay-as-startup liveness',
+    '12 warning exec-probe-default-timeout liveness',
+    '31 info probe-port-undeclared liveness',
+    '25 warning readiness-probe-missing liveness',
+    '33 warning liveness-delay-as-startup liveness',
+    '42 warning readiness-probe-missing etcd',
+    '50 warning liveness-delay-as-startup etcd',
+    '58 warning readiness-probe-missing app',
+  ],
+};
+
+describe('the corpus of published manifest shapes', () => {
+  it('has a pin for every file', () => {
+    expect(readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort()).toEqual(Object.keys(EXPECTED).sort());
+  });
+
+  for (const [file, expected] of Object.entries(EXPECTED)) {
+    it(`${file}: exactly the pinned findings, each fact once per container`, () => {
+      const result = checkFile(file);
+      expect(result.problems).toEqual([]);
+      expect(pinned(result)).toEqual(expected);
+      const keys = result.findings.map((f) => `${f.object.name}/${f.container ?? ''}/${f.rule}`);
+      expect(new Set(keys).size).toBe(keys.length);
+    });
+  }
+});
+
+/** Plays `file` on virtual time with `scripts` (CONTAINER → SCRIPT) and returns the outcome of `container`. */
+async function play(file: string, scripts: Record<string, string>, forMs: number): Promise<{ readyAtMs: number | null; kills: number[]; podReady: number | null }[]> {
+  const load = parseManifestDocuments(readFileSync(`${DIR}${file}`, 'utf8'), file);
+  const { pods } = podsOf(load.objects);
+  const admitted = admitForSimulation(pods.map((p) => p.pod)).pods;
+  const behaviours = new Map(Object.entries(scripts).map(([name, script]) => [name, { script: parseScript(script), probes: {} }]));
+  const result = await simulate({ pods: admitted, behaviours, forMs, seed: 1, threads: 1 });
+  const [container] = Object.keys(scripts);
+  return result.pods.map((p) => {
+    const c = p.containers.find((x) => x.name === container);
+    return { readyAtMs: c?.readyAtMs ?? null, kills: c?.kills.map((k) => k.tMs) ?? [], podReady: p.readyAtMs };
+  });
+}
+
+describe('the corpus on virtual time: what check says, simulate plays', () => {
+  it('a hung goproxy (TCP probes) is never killed nor taken out of service, as its budgets say (never)', async () => {
+    const budget = checkFile('tcp-liveness-readiness.yaml').containers[0];
+    expect([budget?.hangToKillSeconds, budget?.hangToNotReadySeconds]).toEqual([null, null]);
+    const [pod] = await play('tcp-liveness-readiness.yaml', { goproxy: 'up:1m,hang' }, 10 * 60_000);
+    expect(pod?.kills).toEqual([]);
+    expect(pod?.readyAtMs).not.toBeNull();
+  });
+
+  it('a hung calico-node is killed within its hang budget (exec probes, T = P = 10)', async () => {
+    const budget = checkFile('calico-node.yaml').containers[0];
+    const [pod] = await play('calico-node.yaml', { 'calico-node': 'up:2m,hang' }, 10 * 60_000);
+    // Its plain init containers complete by default, so the app container runs.
+    expect(pod?.podReady).not.toBeNull();
+    const kill = pod?.kills[0];
+    expect(kill).toBeDefined();
+    const grace = 30; // the pod's default terminationGracePeriodSeconds, part of the budget
+    const detected = ((kill ?? 0) - 120_000) / 1000;
+    // Between the earliest (6 − 1) × max(P, T) + T = 60 s and the worst case the budget states.
+    expect(detected).toBeGreaterThanOrEqual(60);
+    expect(detected).toBeLessThanOrEqual((budget?.hangToKillSeconds ?? 0) - grace);
+  });
+
+  it('mysql with its plain init containers reaches its app containers by default', async () => {
+    const pods = await play('mysql-statefulset.yaml', { mysql: 'up' }, 2 * 60_000);
+    expect(pods[0]?.readyAtMs).not.toBeNull();
+  });
+});
