@@ -63,14 +63,14 @@ function timesOut(state: PhaseState, timeoutMs: number): boolean {
 
 /**
  * What set the pace of the failures that killed it: the period when probes fail at once or
- * within it, the timeout when each probe runs into a timeout not below the period (the next
+ * within it, the timeout when each probe runs into a timeout longer than the period (the next
  * probe then follows at once: `3 × timeout 10s`, not `3 × period 5s`).
  */
 function failurePace(probe: string, n: ReturnType<typeof numbers>, timedOut: boolean): string {
   const timeoutS = n.timeoutMs / 1000;
   const after = `after initialDelay ${n.delayS}s`;
   if (!timedOut) return `${probe} failed ${n.threshold} × period ${n.periodS}s ${after}`;
-  if (timeoutS < n.periodS) return `${probe} failed ${n.threshold} × period ${n.periodS}s, each probe timing out after ${timeoutS}s, ${after}`;
+  if (timeoutS <= n.periodS) return `${probe} failed ${n.threshold} × period ${n.periodS}s, each probe timing out after ${timeoutS}s, ${after}`;
   return `${probe} failed ${n.threshold} × timeout ${timeoutS}s back to back (the ${timeoutS}s timeouts, not the period ${n.periodS}s, set the pace) ${after}`;
 }
 
