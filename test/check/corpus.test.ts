@@ -35,6 +35,11 @@ const EXPECTED: Record<string, string[]> = {
     '49 info startup-probe-missing reviews',
     // The sidecar's 600 × 1 s, which the user did not write: info, and it stands for sidecar-startup-chain.
     '49 info startup-exceeds-progress-deadline reviews',
+    // Classic injection: the proxy's 600 × 1 s is its own budget, 600 s, within the deadline.
+    '74 warning probes-missing ratings',
+    '84 info probe-port-undeclared istio-proxy',
+    '78 info liveness-probe-missing istio-proxy',
+    '91 warning probe-timeout-not-below-period istio-proxy',
   ],
   // hostNetwork: host 127.0.0.1 is needed there, and probe-host-set stays quiet.
   'hostnetwork-daemonset.yaml': ['32 info probe-port-undeclared cilium-agent'],
@@ -85,9 +90,9 @@ describe('the corpus of published manifest shapes', () => {
   }
 });
 
-/** Plays `file` on virtual time with `scripts` (CONTAINER → SCRIPT) and returns the outcome of `container`. */
-async function play(file: string, scripts: Record<string, string>, forMs: number): Promise<{ readyAtMs: number | null; kills: number[]; podReady: number | null }[]> {
-  const load = parseManifestDocuments(readFileSync(`${DIR}${file}`, 'utf8'), file);
+/** Plays `file` (or YAML text) on virtual time with `scripts` (CONTAINER → SCRIPT) and returns the outcome of the first container named. */
+async function play(file: string, scripts: Record<string, string>, forMs: number, text?: string): Promise<{ readyAtMs: number | null; kills: number[]; podReady: number | null }[]> {
+  const load = parseManifestDocuments(text ?? readFileSync(`${DIR}${file}`, 'utf8'), file);
   const { pods } = podsOf(load.objects);
   const admitted = admitForSimulation(pods.map((p) => p.pod)).pods;
   const behaviours = new Map(Object.entries(scripts).map(([name, script]) => [name, { script: parseScript(script), probes: {} }]));
@@ -120,6 +125,22 @@ describe('the corpus on virtual time: what check says, simulate plays', () => {
     // Between the earliest (6 − 1) × max(P, T) + T = 60 s and the worst case the budget states.
     expect(detected).toBeGreaterThanOrEqual(60);
     expect(detected).toBeLessThanOrEqual((budget?.hangToKillSeconds ?? 0) - grace);
+  });
+
+  it("probe-timeout-not-below-period's numbers are the ones a hang plays out: T > P against the same probe at T = P", async () => {
+    const pod = (timeout: number): string =>
+      `apiVersion: v1\nkind: Pod\nmetadata: { name: p }\nspec:\n  containers:\n    - name: app\n      image: a:1\n      livenessProbe: { httpGet: { path: /healthz, port: 8080 }, periodSeconds: 5, timeoutSeconds: ${timeout}, failureThreshold: 3 }\n`;
+    const [finding] = checkManifests(parseManifestDocuments(pod(10), 'p.yaml'), { startupTimes: new Map() }).findings.filter((f) => f.rule === 'probe-timeout-not-below-period');
+    expect(finding?.message).toContain('3 failures take up to 35s to count (liveness period 5s + 3 × timeout 10s), against up to 20s with timeoutSeconds 5');
+    for (const [timeout, earliest, latest] of [
+      [10, 30, 35],
+      [5, 15, 20],
+    ] as const) {
+      const [run] = await play('p.yaml', { app: 'up:1m,hang' }, 3 * 60_000, pod(timeout));
+      const detected = ((run?.kills[0] ?? 0) - 60_000) / 1000;
+      expect(detected, `timeoutSeconds ${timeout}`).toBeGreaterThanOrEqual(earliest);
+      expect(detected, `timeoutSeconds ${timeout}`).toBeLessThanOrEqual(latest);
+    }
   });
 
   it('mysql with its plain init containers reaches its app containers by default', async () => {
