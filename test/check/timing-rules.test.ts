@@ -187,9 +187,10 @@ describe('liveness-before-readiness', () => {
     expect(check('liveness-before-readiness', deployment([app({ livenessProbe: tcp, readinessProbe: tcp })]))).toEqual([]);
   });
 
-  it('says so when readiness is a tcpSocket probe (it never takes a hung app out of service) and liveness kills', () => {
+  it('says so (info) when readiness is a tcpSocket probe (it never takes a hung app out of service) and liveness kills', () => {
     const seen = check('liveness-before-readiness', deployment([app({ livenessProbe: { ...http, failureThreshold: 6 }, readinessProbe: { tcpSocket: { port: 8080 } } })]));
     expect(seen).toHaveLength(1);
+    expect(seen[0]?.severity).toBe('info');
     expect(seen[0]?.field).toBe('spec.template.spec.containers[0].readinessProbe.tcpSocket');
     expect(seen[0]?.message).toContain('a hung app still passes');
     expect(seen[0]?.message).toContain('restarts it after up to 1m1s (liveness 6 × 10s + timeout 1s)');

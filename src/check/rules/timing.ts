@@ -150,7 +150,7 @@ comes before readiness's (liveness is set to act first); info when the two have 
 budget — the common shape, kubernetes.io's examples included — where the order depends on the
 phase of the two tickers. A tcpSocket liveness probe never fails on a hang (the kernel accepts
 the connection): nothing to report; a tcpSocket readiness probe never takes a hung app out of
-service, which is reported against a liveness probe that does fail.
+service, which is reported (info) beside a liveness probe that does fail.
 Fix: make the earliest liveness failure no sooner than the latest readiness failure, usually by
 raising the liveness failureThreshold (same endpoint is fine).
 Example:
@@ -164,8 +164,10 @@ Example:
     const l = failureWindow(live, 'timeout', false);
     const path = probePath(ctx, 'liveness', 'failureThreshold');
     if (!failsOnHang(ready)) {
+      // Nothing to order: readiness cannot act on a hang at all (info: liveness still ends it).
       return [
         {
+          severity: 'info',
           path: probePath(ctx, 'readiness', 'tcpSocket'),
           message: `the readiness probe of ${who(ctx)} is a tcpSocket probe, which a hung app still passes (the kernel accepts the connection): after a hang it is never taken out of service, and the liveness probe restarts it after up to ${formatSeconds(l.latestSeconds)} (${describeFailureBudget('liveness', live, false, 'timeout')}) while it still receives traffic; give readiness an httpGet, grpc or exec check that the app itself answers`,
         },
