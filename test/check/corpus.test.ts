@@ -27,50 +27,50 @@ function pinned(result: CheckResult): string[] {
 
 const EXPECTED: Record<string, string[]> = {
   'istio-injected-deployment.yaml': [
-    '31 info probe-port-undeclared istio-proxy',
-    '24 info liveness-probe-missing istio-proxy',
+    '46 info probe-port-undeclared istio-proxy',
+    '33 info liveness-probe-missing istio-proxy',
     // Istio's own default (timeout 3 > period 1): true, and the numbers are simulate's.
-    '39 warning probe-timeout-not-below-period istio-proxy',
-    '50 info probe-port-undeclared reviews',
-    '49 info startup-probe-missing reviews',
+    '56 warning probe-timeout-not-below-period istio-proxy',
+    '71 info probe-port-undeclared reviews',
+    '68 info startup-probe-missing reviews',
     // The sidecar's 600 × 1 s, which the user did not write: info, and it stands for sidecar-startup-chain.
-    '49 info startup-exceeds-progress-deadline reviews',
+    '68 info startup-exceeds-progress-deadline reviews',
     // Classic injection: the proxy's 600 × 1 s is its own budget, 600 s, within the deadline.
-    '74 warning probes-missing ratings',
-    '84 info probe-port-undeclared istio-proxy',
-    '78 info liveness-probe-missing istio-proxy',
-    '91 warning probe-timeout-not-below-period istio-proxy',
+    '104 warning probes-missing ratings',
+    '120 info probe-port-undeclared istio-proxy',
+    '108 info liveness-probe-missing istio-proxy',
+    '129 warning probe-timeout-not-below-period istio-proxy',
   ],
   // hostNetwork: host 127.0.0.1 is needed there, and probe-host-set stays quiet.
-  'hostnetwork-daemonset.yaml': ['32 info probe-port-undeclared cilium-agent'],
+  'hostnetwork-daemonset.yaml': ['36 info probe-port-undeclared cilium-agent'],
   'linkerd-proxy.yaml': [
-    '29 info probe-port-numeric linkerd-proxy',
-    '30 warning liveness-delay-as-startup linkerd-proxy',
+    '41 info probe-port-numeric linkerd-proxy',
+    '42 warning liveness-delay-as-startup linkerd-proxy',
     // T = P = 1: no probe-timeout-not-below-period; the same failure budget: info, not a warning.
-    '28 info liveness-before-readiness linkerd-proxy',
-    '44 info startup-probe-missing emoji-svc',
+    '38 info liveness-before-readiness linkerd-proxy',
+    '60 info startup-probe-missing emoji-svc',
   ],
   // T = P = 10: no probe-timeout-not-below-period.
-  'calico-node.yaml': ['30 warning liveness-delay-as-startup calico-node'],
+  'calico-node.yaml': ['38 warning liveness-delay-as-startup calico-node'],
   // TCP probes never fail on a hang: no liveness-before-readiness; identical probes once.
-  'tcp-liveness-readiness.yaml': ['17 warning probes-identical goproxy', '19 warning liveness-delay-as-startup goproxy'],
+  'tcp-liveness-readiness.yaml': ['19 warning probes-identical goproxy', '22 warning liveness-delay-as-startup goproxy'],
   'mysql-statefulset.yaml': [
-    '41 info exec-probe-load mysql',
-    '34 warning liveness-delay-as-startup mysql',
-    '42 warning exec-probe-default-timeout mysql',
-    '43 warning probes-missing xtrabackup',
+    '58 info exec-probe-load mysql',
+    '46 warning liveness-delay-as-startup mysql',
+    '59 warning exec-probe-default-timeout mysql',
+    '60 warning probes-missing xtrabackup',
   ],
   'kubernetes-io-examples.yaml': [
-    '9 warning readiness-probe-missing liveness',
-    '16 info exec-probe-load liveness',
-    '15 warning liveness-delay-as-startup liveness',
-    '12 warning exec-probe-default-timeout liveness',
-    '31 info probe-port-undeclared liveness',
-    '25 warning readiness-probe-missing liveness',
-    '33 warning liveness-delay-as-startup liveness',
-    '42 warning readiness-probe-missing etcd',
-    '50 warning liveness-delay-as-startup etcd',
-    '58 warning readiness-probe-missing app',
+    '10 warning readiness-probe-missing liveness',
+    '22 info exec-probe-load liveness',
+    '21 warning liveness-delay-as-startup liveness',
+    '16 warning exec-probe-default-timeout liveness',
+    '39 info probe-port-undeclared liveness',
+    '32 warning readiness-probe-missing liveness',
+    '43 warning liveness-delay-as-startup liveness',
+    '52 warning readiness-probe-missing etcd',
+    '69 warning liveness-delay-as-startup etcd',
+    '77 warning readiness-probe-missing app',
   ],
 };
 
