@@ -102,12 +102,13 @@ function explain(id: string, io: CliIO): number {
 /** `--rules`: one line per rule, `id  severity  summary` (the summary says why it matters). */
 function listRules(io: CliIO): number {
   const width = Math.max(...ruleInfos.map((r) => r.id.length));
-  for (const r of ruleInfos) {
+  const lines = ruleInfos.map((r) => {
     const folds = foldedInto(r.id);
     const also = folds.length > 0 ? ` (reported instead of ${folds.join(', ')} for the same container)` : '';
-    io.stdout(`${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${r.summary}${also}\n`);
-  }
-  io.stdout('\nprobelet check --explain RULE for why, the fix and an example; --disable RULE,… or the probelet.dev/ignore annotation to turn rules off.\n');
+    return `${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${r.summary}${also}`;
+  });
+  // One write, as the other outputs: `--rules | head` then ends quietly.
+  io.stdout(`${lines.join('\n')}\n\nprobelet check --explain RULE for why, the fix and an example; --disable RULE,… or the probelet.dev/ignore annotation to turn rules off.\n`);
   return EXIT_OK;
 }
 
