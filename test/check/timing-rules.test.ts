@@ -291,6 +291,13 @@ describe('startup-hang-unnoticed', () => {
     expect(seen[0]?.field).toBe('spec.template.spec.containers[0].startupProbe.failureThreshold');
   });
 
+  it('counts a tcpSocket startup probe as refused, not timing out: a hung start-up never holds its connection', () => {
+    // period 1, timeout 10, 400 failures: 400 × 10s = 1h6m40s if it timed out, 6m40s as it is refused.
+    const tcp: Probe = { tcpSocket: { port: 8080 }, periodSeconds: 1, timeoutSeconds: 10, failureThreshold: 400 };
+    expect(check('startup-hang-unnoticed', deployment([app({ startupProbe: tcp })]))).toEqual([]);
+    expect(check('startup-hang-unnoticed', deployment([app({ startupProbe: { ...tcp, tcpSocket: undefined, httpGet: { path: '/', port: 8080 } } })]))).toHaveLength(1);
+  });
+
   it('passes for a budget sized to a real start-up', () => {
     expect(check('startup-hang-unnoticed', deployment([app({ startupProbe: { ...http, failureThreshold: 30 } })]))).toEqual([]);
   });

@@ -369,7 +369,9 @@ export const startupHangUnnoticed: Rule = {
   summary: 'The startup budget is so long that a start-up that hangs goes unnoticed for an hour or more.',
   explain: `What: a container whose start-up may hang for an hour or more before the kubelet kills it:
 the startup probe's (else liveness's) budget when its probes time out (a hung app):
-P + initialDelaySeconds + (failureThreshold − 1) × max(periodSeconds, timeoutSeconds) + timeoutSeconds.
+P + initialDelaySeconds + (failureThreshold − 1) × max(periodSeconds, timeoutSeconds) + timeoutSeconds
+(a tcpSocket probe does not time out on a hang — an app that hangs before it listens is refused —
+so there it is P + initialDelaySeconds + (failureThreshold − 1) × periodSeconds).
 Why: a generous startup budget is cheap to write (failureThreshold: 360) but a start that hangs —
 a lock never released, a dependency that never answers — then holds the pod out of service for
 that long without a restart, an event or a crash loop to alert on (influxdata/helm-charts PR #827;
@@ -381,12 +383,14 @@ Example:
   check(ctx): RuleFinding[] {
     const guard = startupGuard(ctx.container);
     if (ctx.role === 'init' || !guard) return [];
-    const hang = failureWindow(guard.probe, 'timeout', true).latestSeconds;
+    // A start that hangs before listening is refused by a tcpSocket probe (it never times out).
+    const mode = failsOnHang(guard.probe) ? 'timeout' : 'refused';
+    const hang = failureWindow(guard.probe, mode, true).latestSeconds;
     if (hang < ONE_HOUR_SECONDS) return [];
     return [
       {
         path: probePath(ctx, guard.kind, 'failureThreshold'),
-        message: `a start-up of ${who(ctx)} that hangs is killed only after up to ${formatSeconds(hang)} (${describeFailureBudget(guard.kind, guard.probe, true, 'timeout')}, first probe up to a period after initialDelaySeconds): a stuck start goes unnoticed for ${hang >= 2 * ONE_HOUR_SECONDS ? 'hours' : 'an hour'}; size failureThreshold × periodSeconds from the slowest real start-up plus a margin`,
+        message: `a start-up of ${who(ctx)} that hangs is killed only after up to ${formatSeconds(hang)} (${describeFailureBudget(guard.kind, guard.probe, true, mode)}, first probe up to a period after initialDelaySeconds): a stuck start goes unnoticed for ${hang >= 2 * ONE_HOUR_SECONDS ? 'hours' : 'an hour'}; size failureThreshold × periodSeconds from the slowest real start-up plus a margin`,
       },
     ];
   },
