@@ -262,15 +262,16 @@ function printSummary(result: SimulationResult, behaviours: Map<string, Containe
       const spec = [...(p.pod.spec?.initContainers ?? []), ...(p.pod.spec?.containers ?? [])].find((x) => x.name === c.name);
       const ready = c.readyAtMs === null ? 'never ready' : `ready at ${stamp(c.readyAtMs)}`;
       io.stdout(`  ${c.name}: ${ready}, ${c.restarts} restart${c.restarts === 1 ? '' : 's'}, now ${c.state}${c.reason ? ` (${c.reason})` : ''}\n`);
-      for (const restart of restartCauses(c)) io.stdout(`    ${restart}\n`);
+      for (const restart of restartCauses(c, behaviours.get(c.name)?.script !== undefined)) io.stdout(`    ${restart}\n`);
       if (spec) for (const kill of c.kills) io.stdout(`    ${explainKill(kill, spec, behaviours)}\n`);
     }
   }
 }
 
-/** Exits that no kill caused (the script's `exit(N)`), each a restart unless the policy says no. */
-function restartCauses(c: PodOutcome['containers'][number]): string[] {
-  return c.exits.map((e) => `exited with code ${e.code} at ${stamp(e.tMs)} (exit(${e.code}) in its script)`);
+/** Exits that no kill caused (the script's `exit(N)`, or a plain init container completing by default), each a restart unless the policy says no. */
+function restartCauses(c: PodOutcome['containers'][number], given: boolean): string[] {
+  const why = (code: number): string => (given ? `exit(${code}) in its script` : 'an init container completes by default');
+  return c.exits.map((e) => `exited with code ${e.code} at ${stamp(e.tMs)} (${why(e.code)})`);
 }
 
 // --- sweep ------------------------------------------------------------------------------

@@ -70,6 +70,7 @@ spec:
     expect(run.stdout).toMatch(/ proxy +up +\(no script given: up from the start\)/);
     expect(run.stdout).toMatch(/^pod default\/web: Ready at \+\d+s$/m);
     expect(run.stdout).toMatch(/^ {2}migrate: .*, 0 restarts, now terminated \(Completed\)$/m);
+    expect(run.stdout).toContain('exited with code 0 at +1s (an init container completes by default)');
     expect(run.stdout).toMatch(/^ {2}proxy: ready at .*now running \(Ready\)$/m);
   });
 
