@@ -206,13 +206,14 @@ export function backOffAfterRestarts(restarts: number): number {
  * - `hangToNotReadySeconds` — **the worst case** from a hang to Ready → False: the same
  *   formula over the readiness probe, or the kill if that comes first (a killed container is
  *   not Ready); `null` when neither probe exists.
+ * - A `tcpSocket` probe never fails on a hang (`failsOnHang`): it bounds neither hang budget.
  */
 export function computeBudget(object: ManifestObject, pod: Pod, container: Container, role: ContainerRole): ContainerBudget {
   const probing = role !== 'init'; // the kubelet runs no probes for plain init containers
   const probes = probing ? PROBE_ORDER.filter((kind) => container[PROBE_FIELD[kind]] !== undefined && container[PROBE_FIELD[kind]] !== null) : [];
   const guard = probing ? startupGuard(container) : undefined;
   const hangToKill = probing ? hangToKillSeconds(pod, container) : null;
-  const notReadyByProbe = probing && container.readinessProbe ? failureWindow(container.readinessProbe, 'timeout', false).latestSeconds : null;
+  const notReadyByProbe = probing && container.readinessProbe && failsOnHang(container.readinessProbe) ? failureWindow(container.readinessProbe, 'timeout', false).latestSeconds : null;
   const hangToNotReady = notReadyByProbe === null ? hangToKill : hangToKill === null ? notReadyByProbe : Math.min(notReadyByProbe, hangToKill);
   return {
     file: object.source,
@@ -226,8 +227,18 @@ export function computeBudget(object: ManifestObject, pod: Pod, container: Conta
   };
 }
 
+/**
+ * Whether the probe fails when the app hangs. A `tcpSocket` probe only opens a connection,
+ * which the kernel accepts for a listening socket whether or not the app answers: a hung
+ * app still passes it, so its hang budgets are "never" (as `simulate`'s `hang` shows).
+ * The handler is the kubelet's pick (exec, httpGet, tcpSocket, grpc: the first set).
+ */
+export function failsOnHang(probe: Probe): boolean {
+  return !(probe.tcpSocket && !probe.exec && !probe.httpGet);
+}
+
 function hangToKillSeconds(pod: Pod, container: Container): number | null {
-  if (!container.livenessProbe) return null;
+  if (!container.livenessProbe || !failsOnHang(container.livenessProbe)) return null;
   return failureWindow(container.livenessProbe, 'timeout', false).latestSeconds + livenessKillGraceSeconds(pod, container);
 }
 

@@ -2,13 +2,27 @@
  * The three outputs of `probelet check`: text for people, JSON in a fixed shape for
  * scripts, SARIF 2.1.0 for code-scanning UIs. Pure functions of a `CheckResult`.
  */
+import type { ManifestProblem, ManifestSkip } from '../api/documents.js';
 import { formatBudgetTable } from './budgets.js';
-import type { RuleInfo } from './rules/index.js';
+import { VALIDATION_RULE_ID, type RuleInfo } from './rules/index.js';
 import type { CheckResult } from './run.js';
 import type { ContainerBudget, Finding, ObjectRef, Severity } from './types.js';
 
-/** `check -o json`: exactly these keys, in this order; `null` for an unknown container or an unbounded budget. */
-export function toJson(result: Pick<CheckResult, 'findings' | 'containers'>): string {
+/**
+ * What the outputs read: the findings and budgets, and — for a CI gate to see that not all
+ * of the input was checked — the input problems and the objects passed over.
+ */
+export type CheckOutput = Pick<CheckResult, 'findings' | 'containers'> & {
+  problems?: readonly ManifestProblem[];
+  skipped?: readonly ManifestSkip[];
+};
+
+/**
+ * `check -o json`: exactly these keys, in this order; `null` for an unknown container, an
+ * unbounded budget, or what a problem's place does not say. `problems` and `skipped` came
+ * after the first two (added, nothing changed).
+ */
+export function toJson(result: CheckOutput): string {
   const findings = result.findings.map((f) => ({
     rule: f.rule,
     severity: f.severity,
@@ -30,7 +44,16 @@ export function toJson(result: Pick<CheckResult, 'findings' | 'containers'>): st
     hangToKillSeconds: b.hangToKillSeconds,
     hangToNotReadySeconds: b.hangToNotReadySeconds,
   }));
-  return `${JSON.stringify({ findings, containers }, null, 2)}\n`;
+  const problems = (result.problems ?? []).map((p) => ({
+    file: p.source,
+    line: p.line ?? null,
+    column: p.column ?? null,
+    document: p.document ?? null,
+    field: p.field ?? null,
+    message: p.message,
+  }));
+  const skipped = (result.skipped ?? []).map((s) => ({ kind: s.kind, name: s.name, file: s.source, line: s.line }));
+  return `${JSON.stringify({ findings, containers, problems, skipped }, null, 2)}\n`;
 }
 
 function objectJson(o: ObjectRef): ObjectRef {
@@ -94,8 +117,28 @@ export function toText(result: Pick<CheckResult, 'findings' | 'containers'>): st
     const table = formatBudgetTable(g.containers);
     if (table !== '') lines.push(indent(table, '      '));
   }
-  lines.push('', summaryLine(result.findings));
+  lines.push('', ...ruleCounts(result.findings), summaryLine(result.findings));
   return `${lines.join('\n')}\n`;
+}
+
+const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1 };
+
+/**
+ * `by rule:` and one line per rule and severity, `  12  warning  readiness-probe-missing`,
+ * worst first, then most frequent: where the findings come from, at a glance. None without findings.
+ */
+export function ruleCounts(findings: readonly Finding[]): string[] {
+  const counts = new Map<string, { rule: string; severity: Severity; n: number }>();
+  for (const f of findings) {
+    const key = `${f.rule}\0${f.severity}`;
+    const c = counts.get(key) ?? { rule: f.rule, severity: f.severity, n: 0 };
+    c.n++;
+    counts.set(key, c);
+  }
+  if (counts.size === 0) return [];
+  const rows = [...counts.values()].sort((a, b) => RANK[b.severity] - RANK[a.severity] || b.n - a.n || (a.rule < b.rule ? -1 : 1));
+  const width = Math.max(...rows.map((r) => String(r.n).length));
+  return ['by rule:', ...rows.map((r) => `  ${String(r.n).padStart(width)}  ${r.severity.padEnd(7)}  ${r.rule}`)];
 }
 
 export function summaryLine(findings: readonly Finding[]): string {
@@ -111,8 +154,23 @@ export const SARIF_SCHEMA = 'https://json.schemastore.org/sarif-2.1.0.json';
  * SARIF 2.1.0: one run, the rules with their help text in `tool.driver.rules`, one result
  * per finding with its physical location (file relative as given; stdin as `stdin`).
  */
-export function toSarif(result: Pick<CheckResult, 'findings'>, rules: readonly RuleInfo[], version: string): string {
+export function toSarif(result: Pick<CheckOutput, 'findings' | 'problems'>, rules: readonly RuleInfo[], version: string): string {
   const index = new Map(rules.map((r, i) => [r.id, i]));
+  // An input problem is an error of the `invalid` rule at its place: a gate must not see a clean run.
+  const problems = (result.problems ?? []).map((p) => ({
+    ruleId: VALIDATION_RULE_ID,
+    ...(index.has(VALIDATION_RULE_ID) ? { ruleIndex: index.get(VALIDATION_RULE_ID) } : {}),
+    level: 'error' as const,
+    message: { text: p.field ? `${p.field}: ${p.message}` : p.message },
+    locations: [
+      {
+        physicalLocation: {
+          artifactLocation: { uri: sarifUri(p.source) },
+          ...(p.line !== undefined ? { region: { startLine: p.line, ...(p.column !== undefined ? { startColumn: p.column } : {}) } } : {}),
+        },
+      },
+    ],
+  }));
   const log = {
     $schema: SARIF_SCHEMA,
     version: '2.1.0',
@@ -133,7 +191,7 @@ export function toSarif(result: Pick<CheckResult, 'findings'>, rules: readonly R
             })),
           },
         },
-        results: result.findings.map((f) => ({
+        results: [...problems, ...result.findings.map((f) => ({
           ruleId: f.rule,
           ...(index.has(f.rule) ? { ruleIndex: index.get(f.rule) } : {}),
           level: SARIF_LEVEL[f.severity],
@@ -147,7 +205,7 @@ export function toSarif(result: Pick<CheckResult, 'findings'>, rules: readonly R
               logicalLocations: [{ fullyQualifiedName: `${objectTitle(f.object)}${f.field ? `#${f.field}` : ''}`, kind: 'object' }],
             },
           ],
-        })),
+        }))],
       },
     ],
   };

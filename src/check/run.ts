@@ -1,7 +1,8 @@
 /**
  * `probelet check` without the CLI: every object's pod, defaulted as the apiserver would,
  * validated with the apiserver's own messages, then every rule over every container
- * (regular, sidecar and plain init) with its timing budget. Nothing here runs anything.
+ * (regular, sidecar and plain init) with its timing budget, one finding per container and
+ * fact (`fold.ts`). Nothing here runs anything.
  */
 import { formatFieldPath, type FieldPath, type ManifestLoad, type ManifestObject, type ManifestProblem } from '../api/documents.js';
 import { applyPodDefaults, setPodDefaults } from '../api/defaults.js';
@@ -11,6 +12,7 @@ import { validatePod } from '../api/validation.js';
 import { isRecord } from '../api/workloads.js';
 import { computeBudget } from './budgets.js';
 import { designates } from './figures.js';
+import { foldFindings } from './fold.js';
 import { rules as allRules, VALIDATION_RULE_ID } from './rules/index.js';
 import { probesOf } from './rules/probes.js';
 import type { CheckOptions, ContainerBudget, ContainerContext, ContainerRole, Finding, ObjectRef, Rule, RuleFinding, Severity } from './types.js';
@@ -128,11 +130,13 @@ function checkObject(one: ManifestObject, rules: readonly Rule[], options: Check
     if (role !== 'init') result.containers.push(budget);
     const ctx: ContainerContext = { object, pod: defaulted, container, role, path, budget, options };
     seen?.(ctx);
+    const own: Finding[] = [];
     for (const rule of active) {
       for (const found of rule.check(ctx)) {
-        result.findings.push({ ...place(rule.id, found.severity ?? rule.severity, found), container: container.name ?? '' });
+        own.push({ ...place(rule.id, found.severity ?? rule.severity, found), container: container.name ?? '' });
       }
     }
+    result.findings.push(...foldFindings(own));
   }
 }
 

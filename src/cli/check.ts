@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
 import { formatProblem, loadManifests, notManifestsNote, skippedNote, type LoadOptions } from '../api/documents.js';
+import { foldedInto } from '../check/fold.js';
 import { toJson, toSarif, toText } from '../check/output.js';
 import { findRule, ruleInfos } from '../check/rules/index.js';
 import { createChecker } from '../check/run.js';
@@ -27,6 +28,7 @@ export interface CheckFlags {
   probeP99?: string[];
   disable: string[];
   explain?: string;
+  rules?: boolean;
 }
 
 export function registerCheckCommand(program: Command, io: CliIO, setExit: (code: number) => void, load: LoadOptions = {}): void {
@@ -41,6 +43,7 @@ export function registerCheckCommand(program: Command, io: CliIO, setExit: (code
     .option('--probe-p99 <[pod/]container.probe=duration>', 'a probe duration measured at p99 by probelet run, e.g. web.liveness=0.9s (repeatable)', collect, [])
     .option('--disable <rules>', 'rule ids to turn off, comma-separated (repeatable)', collect, [])
     .option('--explain <rule>', "print a rule's text: what, why, fix, example")
+    .option('--rules', 'list every rule with its severity and what it checks')
     .action(async (paths: string[], flags: CheckFlags) => {
       setExit(await runCheck(inputPaths(paths, flags.filename), flags, io, load));
     });
@@ -54,6 +57,7 @@ function collect(value: string, previous: string[]): string[] {
 /** One `probelet check` run; returns the exit code. Bad flags throw CliUsageError (exit 2). */
 export async function runCheck(paths: readonly string[], flags: CheckFlags, io: CliIO, load: LoadOptions = {}): Promise<number> {
   if (flags.explain !== undefined) return explain(flags.explain, io);
+  if (flags.rules === true) return listRules(io);
   const disabled = parseDisable(flags.disable);
   const startupTimes = parseStartupTimes(flags.startupTime);
   const measuredP99 = parseProbeP99(flags.probeP99 ?? []);
@@ -83,7 +87,7 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
       io.stderr(`probelet: ${flag} ${key}: no container of that name ${where} (give CONTAINER, or POD/CONTAINER with POD the object's name or the pod name probelet run printed); ignored\n`);
     }
   }
-  if (flags.output === 'json') io.stdout(toJson(result));
+  if (flags.output === 'json') io.stdout(toJson({ ...result, skipped: loaded.skipped }));
   else if (flags.output === 'sarif') io.stdout(toSarif(result, ruleInfos, packageVersion()));
   else {
     io.stdout(toText(result));
@@ -98,6 +102,7 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
     io.stderr(`probelet: no workload was checked: ${paths.join(', ')} hold${paths.length === 1 ? 's' : ''} no Pod, workload or PodTemplate${passed}\n`);
     return EXIT_USAGE;
   }
+  // Input problems exit 2 whatever --fail-on says: part of the input was not checked.
   if (result.problems.length > 0) {
     io.stderr(`probelet: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'} in the input (above); everything else was checked\n`);
     return EXIT_USAGE;
@@ -112,6 +117,19 @@ function explain(id: string, io: CliIO): number {
   if (!rule) throw new CliUsageError(`--explain: unknown rule ${JSON.stringify(id)}; rules: ${ruleInfos.map((r) => r.id).join(', ')}`);
   const equivalents = rule.equivalents?.length ? `\nEquivalents in other tools: ${rule.equivalents.join('; ')}\n` : '';
   io.stdout(`${rule.id} (${rule.severity}): ${rule.summary}\n\n${rule.explain}\n${equivalents}`);
+  return EXIT_OK;
+}
+
+/** `--rules`: one line per rule, `id  severity  summary` (the summary says why it matters). */
+function listRules(io: CliIO): number {
+  const width = Math.max(...ruleInfos.map((r) => r.id.length));
+  const lines = ruleInfos.map((r) => {
+    const folds = foldedInto(r.id);
+    const also = folds.length > 0 ? ` (reported instead of ${folds.join(', ')} for the same container)` : '';
+    return `${r.id.padEnd(width)}  ${r.severity.padEnd(7)}  ${r.summary}${also}`;
+  });
+  // One write, as the other outputs: `--rules | head` then ends quietly.
+  io.stdout(`${lines.join('\n')}\n\nprobelet check --explain RULE for why, the fix and an example; --disable RULE,… or the probelet.dev/ignore annotation to turn rules off.\n`);
   return EXIT_OK;
 }
 

@@ -10,8 +10,8 @@ import { Command, Option } from 'commander';
 import type { Pod } from '../api/types.js';
 import { formatProblem, loadManifests, skippedNote } from '../api/documents.js';
 import { podsOf } from '../api/manifest.js';
-import { containerScript, type ContainerBehaviour } from '../simulate/behaviour.js';
-import { explainKill, stamp } from '../simulate/explain.js';
+import { containerScript, isPlainInit, type ContainerBehaviour } from '../simulate/behaviour.js';
+import { explainKill, explainNeverReady, stamp } from '../simulate/explain.js';
 import { MAX_PODS_PER_NODE, simulationWork } from '../simulate/nodes.js';
 import { admitForSimulation } from '../simulate/pods.js';
 import { formatScript } from '../simulate/script.js';
@@ -152,7 +152,7 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
 
   const out = stampedOutput(flags.output, io);
   if (flags.output === 'text') printPreamble(pods, behaviours, forMs, seed, io);
-  else io.stdout(`${JSON.stringify({ type: 'simulate', seed, for: forMs / 1000, behaviours: behaviourList(pods, behaviours) })}\n`);
+  else io.stdout(`${JSON.stringify({ type: 'simulate', seed, for: forMs / 1000, behaviours: behaviourList(pods, behaviours).map(({ init: _init, ...line }) => line) })}\n`);
   const view = createLiveView({
     output: flags.output,
     io: out.io,
@@ -258,6 +258,8 @@ interface BehaviourLine {
   probe?: string;
   script: string;
   given: boolean;
+  /** A plain init container (its default script completes). */
+  init?: boolean;
 }
 
 function behaviourList(pods: readonly Pod[], behaviours: Map<string, ContainerBehaviour>): BehaviourLine[] {
@@ -268,7 +270,8 @@ function behaviourList(pods: readonly Pod[], behaviours: Map<string, ContainerBe
       if (seen.has(c.name)) continue;
       seen.add(c.name);
       const b = behaviours.get(c.name);
-      lines.push({ container: c.name, script: formatScript(containerScript(behaviours, c.name)), given: b?.script !== undefined });
+      const init = isPlainInit(pod, c);
+      lines.push({ container: c.name, script: formatScript(containerScript(behaviours, c.name, init)), given: b?.script !== undefined, ...(init ? { init } : {}) });
       for (const [probe, script] of Object.entries(b?.probes ?? {})) lines.push({ container: c.name, probe, script: formatScript(script), given: true });
     }
   }
@@ -284,7 +287,7 @@ function printPreamble(pods: readonly Pod[], behaviours: Map<string, ContainerBe
   const rows = behaviourList(pods, behaviours).map((l) => [
     `  ${l.probe ? `${l.container}.${l.probe}` : l.container}`,
     l.script,
-    l.given ? '' : '(no script given: up from the start)',
+    l.given ? '' : l.init ? '(no script given: an init container completes)' : '(no script given: up from the start)',
   ]);
   for (const row of formatTable(rows)) io.stdout(`${row.trimEnd()}\n`);
   io.stdout('\n');
@@ -318,20 +321,22 @@ function printSummary(result: SimulationResult, behaviours: Map<string, Containe
   io.stdout(`\nSummary at ${stamp(result.endMs)} (${result.probes} probes simulated)\n`);
   for (const p of result.pods) {
     const ns = p.pod.metadata?.namespace ?? 'default';
-    io.stdout(`pod ${ns}/${p.pod.metadata?.name ?? ''}: ${p.readyAtMs === null ? 'never Ready' : `Ready at ${stamp(p.readyAtMs)}`}\n`);
+    const ready = p.readyAtMs === null ? `never Ready: ${explainNeverReady(p, behaviours, result.endMs)}` : `Ready at ${stamp(p.readyAtMs)}`;
+    io.stdout(`pod ${ns}/${p.pod.metadata?.name ?? ''}: ${ready}\n`);
     for (const c of p.containers) {
       const spec = [...(p.pod.spec?.initContainers ?? []), ...(p.pod.spec?.containers ?? [])].find((x) => x.name === c.name);
       const ready = c.readyAtMs === null ? 'never ready' : `ready at ${stamp(c.readyAtMs)}`;
       io.stdout(`  ${c.name}: ${ready}, ${c.restarts} restart${c.restarts === 1 ? '' : 's'}, now ${c.state}${c.reason ? ` (${c.reason})` : ''}\n`);
-      for (const restart of restartCauses(c)) io.stdout(`    ${restart}\n`);
+      for (const restart of restartCauses(c, behaviours.get(c.name)?.script !== undefined)) io.stdout(`    ${restart}\n`);
       if (spec) for (const kill of c.kills) io.stdout(`    ${explainKill(kill, spec, behaviours)}\n`);
     }
   }
 }
 
-/** Exits that no kill caused (the script's `exit(N)`), each a restart unless the policy says no. */
-function restartCauses(c: PodOutcome['containers'][number]): string[] {
-  return c.exits.map((e) => `exited with code ${e.code} at ${stamp(e.tMs)} (exit(${e.code}) in its script)`);
+/** Exits that no kill caused (the script's `exit(N)`, or a plain init container completing by default), each a restart unless the policy says no. */
+function restartCauses(c: PodOutcome['containers'][number], given: boolean): string[] {
+  const why = (code: number): string => (given ? `exit(${code}) in its script` : 'an init container completes by default');
+  return c.exits.map((e) => `exited with code ${e.code} at ${stamp(e.tMs)} (${why(e.code)})`);
 }
 
 // --- sweep ------------------------------------------------------------------------------

@@ -1,10 +1,27 @@
 /**
  * Who plays which script: a container's own script (its answers to every probe, and when
  * it exits) and per-probe-kind overrides (`app.readiness=` — readiness that depends on a
- * database while liveness is fine). A container without any is `up` from the start.
+ * database while liveness is fine). A container without any is `up` from the start, except
+ * a plain init container, which completes (`INIT_SCRIPT`) as init containers do.
  */
+import type { Container, Pod } from '../api/types.js';
 import type { ProbeType } from '../prober/types.js';
 import { UP_SCRIPT, type Script } from './script.js';
+
+/**
+ * The script of a plain (not restartable) init container with none given: it runs for a
+ * moment and exits 0, so the pod goes on to its app containers — an init container that
+ * never finished would hold the pod in Init for ever. Sidecars (restartable) stay `up`.
+ */
+export const INIT_SCRIPT: Script = [
+  { state: { kind: 'up' }, durationMs: 1000 },
+  { state: { kind: 'exit', code: 0 }, durationMs: Infinity },
+];
+
+/** Whether `container` runs to completion before the others: an init container without `restartPolicy: Always`. */
+export function isPlainInit(pod: Pod, container: Container): boolean {
+  return container.restartPolicy !== 'Always' && (pod.spec?.initContainers ?? []).some((c) => c.name === container.name);
+}
 
 export interface ContainerBehaviour {
   /** The container's script (undefined: none given, it is `up`). */
@@ -34,9 +51,9 @@ export type Behaviours = ReadonlyMap<string, ContainerBehaviour>;
 
 export const PROBE_KINDS: readonly ProbeType[] = ['liveness', 'readiness', 'startup'];
 
-/** The script a container instance plays (its exits, and probes without an override). */
-export function containerScript(behaviours: Behaviours, name: string): Script {
-  return behaviours.get(name)?.script ?? UP_SCRIPT;
+/** The script a container instance plays (its exits, and probes without an override); `plainInit`: see {@link INIT_SCRIPT}. */
+export function containerScript(behaviours: Behaviours, name: string, plainInit = false): Script {
+  return behaviours.get(name)?.script ?? (plainInit ? INIT_SCRIPT : UP_SCRIPT);
 }
 
 /** The script a probe of `kind` of container `name` answers from. */

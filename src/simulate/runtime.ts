@@ -16,8 +16,8 @@ import { containerEvents } from '../runtime/container-events.js';
 import type { ProbeType } from '../prober/types.js';
 import { commandTimedOut } from '../util/exec-timeout.js';
 import type { Clock } from '../util/clock.js';
-import { containerScript, probeScript, type Behaviours } from './behaviour.js';
-import { exitOf, phaseAt, type PhaseState } from './script.js';
+import { containerScript, isPlainInit, probeScript, type Behaviours } from './behaviour.js';
+import { exitOf, phaseAt, type PhaseState, type Script } from './script.js';
 
 /** Exit codes of a process killed by SIGTERM / SIGKILL (128 + signal), as the process runtime reports them. */
 const SIGTERM_EXIT = 143;
@@ -33,6 +33,8 @@ interface SimContainer {
   termAt?: number;
   /** The SIGKILL at the end of the grace period. */
   killTimer?: unknown;
+  /** The script this instance plays (its own, or the default for its kind of container). */
+  script: Script;
 }
 
 export interface SimRuntimeOptions {
@@ -116,9 +118,10 @@ export class SimRuntime implements ContainerRuntime {
       createdAt: now,
       startedAt: now,
     };
-    const sim: SimContainer = { status, timer: undefined, waiters: [] };
+    const script = containerScript(this.behaviours, container.name, isPlainInit(pod, container));
+    const sim: SimContainer = { status, timer: undefined, waiters: [], script };
     this.containers.set(id, sim);
-    const exit = exitOf(containerScript(this.behaviours, container.name));
+    const exit = exitOf(script);
     if (exit) sim.timer = this.clock.setTimeout(() => this.exit(sim, exit.code), exit.atMs);
     this.events.emit('started', sim.status);
     return sim;
@@ -196,7 +199,7 @@ export class SimRuntime implements ContainerRuntime {
     const name = sim.status.name;
     const afterTerm = this.behaviours.get(name)?.onSigterm?.probes;
     if (sim.termAt !== undefined && afterTerm) return phaseAt(afterTerm, this.clock.now() - sim.termAt).phase.state;
-    const script = kind === undefined ? containerScript(this.behaviours, name) : probeScript(this.behaviours, name, kind);
+    const script = kind === undefined ? sim.script : probeScript(this.behaviours, name, kind);
     return phaseAt(script, this.clock.now() - (sim.status.startedAt ?? 0)).phase.state;
   }
 

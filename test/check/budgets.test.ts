@@ -26,6 +26,20 @@ function defaulted(containers: Container[], initContainers: Container[] = []): P
 }
 
 describe('computeBudget', () => {
+  it('a tcpSocket probe never fails on a hang (the kernel accepts the connection): its hang budgets are never (null)', () => {
+    const tcp: Probe = { tcpSocket: { port: 8080 } };
+    const pod = defaulted([{ name: 'app', readinessProbe: tcp, livenessProbe: tcp }]);
+    const b = computeBudget(object, pod, pod.spec?.containers[0] as Container, 'container');
+    expect([b.hangToKillSeconds, b.hangToNotReadySeconds]).toEqual([null, null]);
+    // Only the readiness probe a hang fails bounds it; a TCP liveness beside it kills nothing.
+    const mixed = defaulted([{ name: 'app', readinessProbe: http, livenessProbe: tcp }]);
+    const m = computeBudget(object, mixed, mixed.spec?.containers[0] as Container, 'container');
+    expect([m.hangToKillSeconds, m.hangToNotReadySeconds]).toEqual([null, 10 + 2 * 10 + 1]);
+    // A start-up is still timed: a TCP probe is refused until the app listens.
+    expect(b.startupBudgetSeconds).toBe(30);
+    expect(formatBudgetTable([b])).toMatch(/app\s+liveness,readiness\s+30s\s+0s\s+never\s+never/);
+  });
+
   it('names the file, object and container, and lists the probes in the order liveness, readiness, startup', () => {
     const pod = defaulted([{ name: 'app', startupProbe: http, readinessProbe: http, livenessProbe: http }]);
     const b = computeBudget(object, pod, pod.spec?.containers[0] as Container, 'container');

@@ -201,12 +201,81 @@ describe('probelet check: --explain and suppression', () => {
   });
 });
 
+describe('probelet check: input problems in every output', () => {
+  /** A gRPC probe on a named port: the apiserver refuses it (a number only), at line 9. */
+  const GRPC_NAMED = 'apiVersion: v1\nkind: Pod\nmetadata: { name: p }\nspec:\n  containers:\n    - name: a\n      image: x\n      livenessProbe:\n        grpc: { port: grpc }\n---\napiVersion: v1\nkind: Service\nmetadata: { name: s }\nspec: { ports: [{ port: 80 }] }\n';
+  const run = async (over: Partial<CheckFlags>): Promise<{ code: number; stdout: string }> => {
+    let stdout = '';
+    const io = { stdout: (t: string) => void (stdout += t), stderr: () => undefined };
+    const code = await runCheck(['-'], flags(over), io, { readStdin: async () => GRPC_NAMED });
+    return { code, stdout };
+  };
+
+  it('-o json carries each problem (file, line, column, document, field, message) and the objects skipped', async () => {
+    const { code, stdout } = await run({ output: 'json', failOn: 'never' });
+    expect(code).toBe(2); // whatever --fail-on says
+    const out = JSON.parse(stdout) as { problems: Record<string, unknown>[]; skipped: Record<string, unknown>[] };
+    expect(out.problems).toEqual([
+      {
+        file: '<stdin>',
+        line: 9,
+        column: expect.any(Number) as number,
+        document: 1,
+        field: 'spec.containers[0].livenessProbe.grpc.port',
+        message: expect.stringContaining('gRPC probes take a port number only') as string,
+      },
+    ]);
+    expect(out.skipped).toEqual([{ kind: 'Service', name: 's', file: '<stdin>', line: 11 }]);
+  });
+
+  it('-o json: a file that cannot be read is a problem with null where its place is not known', async () => {
+    const run = await runCli(['check', '-o', 'json', `${FIXTURES}nope.yaml`, GOOD]);
+    expect(run.code).toBe(2);
+    const out = JSON.parse(run.stdout) as { problems: unknown[]; containers: unknown[] };
+    expect(out.problems).toEqual([{ file: `${FIXTURES}nope.yaml`, line: null, column: null, document: null, field: null, message: expect.stringContaining('cannot read') as string }]);
+    expect(out.containers.length).toBeGreaterThan(0);
+  });
+
+  it('-o sarif carries each problem as an error of the invalid rule at its place', async () => {
+    const { code, stdout } = await run({ output: 'sarif' });
+    expect(code).toBe(2);
+    const log = JSON.parse(stdout) as SarifLog;
+    const [runObj] = log.runs;
+    const invalid = runObj?.results.filter((r) => r.ruleId === 'invalid') ?? [];
+    expect(invalid).toHaveLength(1);
+    expect(invalid[0]?.level).toBe('error');
+    expect(runObj?.tool.driver.rules[invalid[0]?.ruleIndex ?? -1]?.id).toBe('invalid');
+    expect(invalid[0]?.message.text).toContain('spec.containers[0].livenessProbe.grpc.port: ');
+    expect(invalid[0]?.locations[0]?.physicalLocation).toMatchObject({ artifactLocation: { uri: 'stdin' }, region: { startLine: 9 } });
+  });
+});
+
+describe('probelet check: the text output and --rules', () => {
+  it('ends with a count per rule, worst first, before the totals', async () => {
+    const run = await runCli(['check', PORT_ERROR]);
+    const lines = run.stdout.trimEnd().split('\n');
+    const at = lines.indexOf('by rule:');
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at + 1]).toMatch(/^ +1 {2}error +probe-port-unresolved$/);
+    expect(lines.at(-1)).toMatch(/^1 error, \d+ warnings?, \d+ info$/);
+  });
+
+  it('--rules lists every rule with its severity and why, and the rules each one stands for', async () => {
+    let stdout = '';
+    const io = { stdout: (t: string) => void (stdout += t), stderr: () => undefined };
+    expect(await runCheck([], flags({ rules: true }), io)).toBe(0);
+    const { ruleInfos } = await import('../../src/check/rules/index.js');
+    for (const r of ruleInfos) expect(stdout).toMatch(new RegExp(`^${r.id} +${r.severity} +\\S`, 'm'));
+    expect(stdout).toMatch(/^liveness-delay-as-startup .*\(reported instead of startup-probe-missing for the same container\)$/m);
+  });
+});
+
 describe('probelet check: machine-readable outputs', () => {
   it('-o json has exactly the documented shape', async () => {
     const run = await runCli(['check', '-o', 'json', PORT_ERROR, GOOD]);
     expect(run.code).toBe(1);
     const out = JSON.parse(run.stdout) as { findings: Record<string, unknown>[]; containers: Record<string, unknown>[] };
-    expect(Object.keys(out)).toEqual(['findings', 'containers']);
+    expect(Object.keys(out)).toEqual(['findings', 'containers', 'problems', 'skipped']);
     const finding = out.findings.find((f) => f['rule'] === 'probe-port-unresolved');
     expect(finding).toEqual({
       rule: 'probe-port-unresolved',

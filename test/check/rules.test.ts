@@ -198,6 +198,15 @@ spec:
     expect(check(deployment(liveOnly, { kind: 'Pod' })).findings.some((f) => f.rule === 'readiness-probe-missing')).toBe(true);
   });
 
+  it('host is not flagged on a hostNetwork pod (baseline refuses it anyway, and 127.0.0.1 is the pod there); elsewhere the message says what it changes', () => {
+    const probe = `${GOOD_PROBES.replace('port: http }\nlivenessProbe', 'port: http, host: 127.0.0.1 }\nlivenessProbe')}`;
+    const onHost = check(deployment(probe, { kind: 'DaemonSet', podSpec: 'hostNetwork: true' })).findings.filter((f) => f.rule === 'probe-host-set');
+    expect(onHost).toEqual([]);
+    const inPod = check(deployment(probe, { kind: 'DaemonSet' })).findings.filter((f) => f.rule === 'probe-host-set');
+    expect(inPod.map((f) => f.field)).toEqual(['spec.template.spec.containers[0].readinessProbe.httpGet.host']);
+    expect(inPod[0]?.message).toContain('the kubelet connects to 127.0.0.1 on the node, not to this pod');
+  });
+
   it('a lifecycle hook with host is flagged too (PSS covers hooks)', () => {
     const yaml = deployment(`${GOOD_PROBES}\nlifecycle:\n  preStop:\n    httpGet: { path: /drain, port: http, host: localhost }`);
     const found = check(yaml).findings.filter((f) => f.rule === 'probe-host-set');

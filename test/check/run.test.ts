@@ -5,6 +5,33 @@ import { loadManifests } from '../../src/api/documents.js';
 import { checkManifests, createChecker, parseFieldPath } from '../../src/check/run.js';
 import { GOOD_PROBES, check, deployment } from './helpers.js';
 
+describe('one finding per container and fact', () => {
+  const delayed = deployment(`readinessProbe:\n  httpGet: { path: /healthz, port: http }\nlivenessProbe:\n  httpGet: { path: /healthz, port: http }\n  initialDelaySeconds: 30`);
+  const rulesOf = (yaml: string, options: Parameters<typeof check>[1] = {}): string[] => check(yaml, options).findings.map((f) => f.rule).sort();
+
+  it('liveness-delay-as-startup stands for startup-probe-missing, and says there is no startupProbe', () => {
+    const found = check(delayed).findings;
+    expect(found.map((f) => f.rule)).toContain('liveness-delay-as-startup');
+    expect(found.map((f) => f.rule)).not.toContain('startup-probe-missing');
+    expect(found.find((f) => f.rule === 'liveness-delay-as-startup')?.message).toContain('has no startupProbe');
+  });
+
+  it('when the rule a fact is folded into is turned off (--disable or the annotation), the next one stands in', () => {
+    expect(rulesOf(delayed, { disabled: new Set(['liveness-delay-as-startup']) })).toContain('startup-probe-missing');
+    const annotated = delayed.replace('metadata:\n  name: app', 'metadata:\n  name: app\n  annotations: { probelet.dev/ignore: liveness-delay-as-startup }');
+    expect(rulesOf(annotated)).toContain('startup-probe-missing');
+    expect(rulesOf(annotated)).not.toContain('liveness-delay-as-startup');
+  });
+
+  it('probes-identical stands for liveness-before-readiness, with its numbers after a hang', () => {
+    const same = deployment(`startupProbe:\n  httpGet: { path: /healthz, port: http }\nreadinessProbe:\n  httpGet: { path: /healthz, port: http }\nlivenessProbe:\n  httpGet: { path: /healthz, port: http }`);
+    const found = check(same).findings;
+    expect(found.map((f) => f.rule)).toEqual(['probes-identical']);
+    expect(found[0]?.message).toContain('after a hang both trip after 21s to 31s');
+    expect(rulesOf(same, { disabled: new Set(['probes-identical']) })).toEqual(['liveness-before-readiness']);
+  });
+});
+
 describe('checkManifests', () => {
   it("reports the apiserver's validation with the path inside the object and its line", () => {
     const yaml = deployment(`readinessProbe:\n  httpGet: { path: /ready, port: http, scheme: http }`);

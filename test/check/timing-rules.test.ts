@@ -158,10 +158,19 @@ describe('liveness-delay-as-startup', () => {
 });
 
 describe('liveness-before-readiness', () => {
-  it('fails for the same timing on both (they race), with the numbers and the threshold that fixes it', () => {
+  it('is info for the same timing on both (they trip together, the order set by the phase), with the numbers and the threshold that orders them', () => {
     const seen = check('liveness-before-readiness', deployment([app({ livenessProbe: http, readinessProbe: http })]));
     expect(seen).toHaveLength(1);
-    expect(seen[0]?.message).toContain('can fail after 21s (liveness 2 × 10s + timeout 1s');
+    expect(seen[0]?.severity).toBe('info');
+    expect(seen[0]?.message).toContain('trip at about the same time (liveness after 21s to 31s: liveness 2 × 10s + timeout 1s at the earliest; readiness after 21s to 31s)');
+    expect(seen[0]?.message).toContain('set the liveness failureThreshold to 4');
+  });
+
+  it('is a warning when liveness is set to act first, with the numbers and the threshold that fixes it', () => {
+    const seen = check('liveness-before-readiness', deployment([app({ livenessProbe: { ...http, failureThreshold: 2 }, readinessProbe: http })]));
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.severity).toBe('warning');
+    expect(seen[0]?.message).toContain('can fail after 11s (liveness 1 × 10s + timeout 1s');
     expect(seen[0]?.message).toContain('can take up to 31s (readiness 3 × 10s + timeout 1s');
     expect(seen[0]?.message).toContain('set the liveness failureThreshold to 4 or more');
   });
@@ -170,6 +179,21 @@ describe('liveness-before-readiness', () => {
     const live = { ...http, failureThreshold: 4 };
     expect(check('liveness-before-readiness', deployment([app({ livenessProbe: live, readinessProbe: http })]))).toEqual([]);
     expect(check('liveness-before-readiness', deployment([app({ livenessProbe: http })]))).toEqual([]);
+  });
+
+  it('passes for a tcpSocket liveness probe: a hung app still accepts connections, so it never fails on a hang', () => {
+    const tcp: Probe = { tcpSocket: { port: 8080 }, failureThreshold: 1 };
+    expect(check('liveness-before-readiness', deployment([app({ livenessProbe: tcp, readinessProbe: http })]))).toEqual([]);
+    expect(check('liveness-before-readiness', deployment([app({ livenessProbe: tcp, readinessProbe: tcp })]))).toEqual([]);
+  });
+
+  it('says so (info) when readiness is a tcpSocket probe (it never takes a hung app out of service) and liveness kills', () => {
+    const seen = check('liveness-before-readiness', deployment([app({ livenessProbe: { ...http, failureThreshold: 6 }, readinessProbe: { tcpSocket: { port: 8080 } } })]));
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.severity).toBe('info');
+    expect(seen[0]?.field).toBe('spec.template.spec.containers[0].readinessProbe.tcpSocket');
+    expect(seen[0]?.message).toContain('a hung app still passes');
+    expect(seen[0]?.message).toContain('restarts it after up to 1m1s (liveness 6 × 10s + timeout 1s)');
   });
 });
 
@@ -182,13 +206,19 @@ describe('probe-timeout-not-below-period', () => {
         severity: 'warning',
         field: 'spec.template.spec.containers[0].livenessProbe.timeoutSeconds',
         message:
-          'liveness probe of container "app": timeoutSeconds 15 ≥ periodSeconds 1: a probe that times out is followed at once by the next, so a hung app is probed every 15s, and 60 failures take up to 15m1s to count (liveness period 1s + 60 × timeout 15s), not 60 × 1s = 1m0s; set timeoutSeconds below 1',
+          'liveness probe of container "app": timeoutSeconds 15 > periodSeconds 1: a probe that times out is followed at once by the next, so a hung app is probed every 15s, and 60 failures take up to 15m1s to count (liveness period 1s + 60 × timeout 15s), against up to 1m1s with timeoutSeconds 1; set timeoutSeconds to 1 or less',
       },
     ]);
   });
 
-  it('passes with the timeout below the period', () => {
+  it('passes with the timeout below or equal to the period (linkerd T = P = 1, calico T = P = 10: the next tick comes anyway)', () => {
     expect(check('probe-timeout-not-below-period', deployment([app({ livenessProbe: { ...http, timeoutSeconds: 9 } })]))).toEqual([]);
+    expect(check('probe-timeout-not-below-period', deployment([app({ livenessProbe: { ...http, periodSeconds: 1, timeoutSeconds: 1 } })]))).toEqual([]);
+    expect(check('probe-timeout-not-below-period', deployment([app({ livenessProbe: { ...http, periodSeconds: 10, timeoutSeconds: 10, failureThreshold: 6 } })]))).toEqual([]);
+  });
+
+  it('passes for a tcpSocket probe: a hang does not time it out', () => {
+    expect(check('probe-timeout-not-below-period', deployment([app({ livenessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1, timeoutSeconds: 5 } })]))).toEqual([]);
   });
 });
 
@@ -219,9 +249,27 @@ describe('startup-exceeds-progress-deadline', () => {
     const seen = check('startup-exceeds-progress-deadline', deployment([slow], { initContainers: [sidecar] }));
     expect(seen).toHaveLength(1);
     expect(seen[0]?.field).toBe('spec.template.spec.containers[0].startupProbe');
-    expect(seen[0]?.message).toContain('up to 15m30.9s before the kubelet gives up on it (sidecar "proxy" 30.9s + startup 90 × 10s = 15m0s)');
+    expect(seen[0]?.severity).toBe('warning');
+    expect(seen[0]?.message).toContain('up to 15m30.9s before the kubelet kills and restarts it (sidecar "proxy" 30.9s + startup 90 × 10s = 15m0s)');
+    expect(seen[0]?.message).toContain('makes the Deployment report ProgressDeadlineExceeded (the rollout is marked failed) while the pod is still allowed to start');
     expect(seen[0]?.message).toContain("progressDeadlineSeconds 600 (the default)");
     expect(seen[0]?.message).toContain('set progressDeadlineSeconds: 931 or more');
+  });
+
+  it("is info when the excess is an injected sidecar's default startup probe (istio-proxy 600 × 1 s), which the user did not write", () => {
+    const istio: Container = {
+      name: 'istio-proxy',
+      image: 'docker.io/istio/proxyv2:1.24.0',
+      restartPolicy: 'Always',
+      startupProbe: { httpGet: { path: '/healthz/ready', port: 15021 }, periodSeconds: 1, timeoutSeconds: 3, failureThreshold: 600 },
+    };
+    const seen = check('startup-exceeds-progress-deadline', deployment([app({ livenessProbe: http })], { initContainers: [istio] }));
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.severity).toBe('info');
+    expect(seen[0]?.message).toContain('"istio-proxy", injected by Istio with its default startup probe, which you did not write');
+    // The app's own slow start-up beside it is the user's: a warning.
+    const own = check('startup-exceeds-progress-deadline', deployment([slow], { initContainers: [istio] }));
+    expect(own[0]?.severity).toBe('warning');
   });
 
   it('points at progressDeadlineSeconds when it is set too low', () => {
@@ -241,6 +289,13 @@ describe('startup-hang-unnoticed', () => {
     const seen = check('startup-hang-unnoticed', deployment([app({ startupProbe: { ...http, failureThreshold: 360 } })]));
     expect(seen[0]?.message).toContain('killed only after up to 1h0m1s (startup 360 × 10s + timeout 1s');
     expect(seen[0]?.field).toBe('spec.template.spec.containers[0].startupProbe.failureThreshold');
+  });
+
+  it('counts a tcpSocket startup probe as refused, not timing out: a hung start-up never holds its connection', () => {
+    // period 1, timeout 10, 400 failures: 400 × 10s = 1h6m40s if it timed out, 6m40s as it is refused.
+    const tcp: Probe = { tcpSocket: { port: 8080 }, periodSeconds: 1, timeoutSeconds: 10, failureThreshold: 400 };
+    expect(check('startup-hang-unnoticed', deployment([app({ startupProbe: tcp })]))).toEqual([]);
+    expect(check('startup-hang-unnoticed', deployment([app({ startupProbe: { ...tcp, tcpSocket: undefined, httpGet: { path: '/', port: 8080 } } })]))).toHaveLength(1);
   });
 
   it('passes for a budget sized to a real start-up', () => {

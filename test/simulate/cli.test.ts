@@ -43,6 +43,65 @@ function jsonLines(stdout: string): Record<string, unknown>[] {
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
+describe('probelet simulate defaults and explanations', () => {
+  const withInit = manifest(
+    'init.yaml',
+    `apiVersion: v1
+kind: Pod
+metadata: { name: web }
+spec:
+  initContainers:
+    - { name: migrate, image: m:1 }
+    - name: proxy
+      image: p:1
+      restartPolicy: Always
+      startupProbe: { tcpSocket: { port: 15021 }, periodSeconds: 1 }
+  containers:
+    - name: app
+      image: a:1
+      readinessProbe: { httpGet: { path: /ready, port: 8080 }, periodSeconds: 5 }
+`,
+  );
+
+  it('a plain init container completes by default (exit 0 after a moment) and the app containers start; a sidecar stays up', async () => {
+    const run = await runCli(['simulate', withInit, '--for', '1m']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/ migrate +up:1s,exit\(0\) +\(no script given: an init container completes\)/);
+    expect(run.stdout).toMatch(/ proxy +up +\(no script given: up from the start\)/);
+    expect(run.stdout).toMatch(/^pod default\/web: Ready at \+\d+s$/m);
+    expect(run.stdout).toMatch(/^ {2}migrate: .*, 0 restarts, now terminated \(Completed\)$/m);
+    expect(run.stdout).toContain('exited with code 0 at +1s (an init container completes by default)');
+    expect(run.stdout).toMatch(/^ {2}proxy: ready at .*now running \(Ready\)$/m);
+  });
+
+  it('a pod never Ready says why in one line: which container, which state', async () => {
+    const stuck = await runCli(['simulate', withInit, '-b', 'migrate=up', '--for', '1m']);
+    expect(stuck.stdout).toContain('pod default/web: never Ready: init container "migrate" has not completed: still running at +1m0s (script up; an init container must exit 0 for the pod to go on)');
+    const notReady = await runCli(['simulate', withInit, '-b', 'app.readiness=down', '--for', '1m']);
+    expect(notReady.stdout).toContain("pod default/web: never Ready: container \"app\" is running, not ready: its readiness probe's script (down) still says `down` at +1m0s");
+    const crashing = await runCli(['simulate', DEPLOYMENT, '-b', 'api=down:40s,up', '--for', '2m']);
+    expect(crashing.stdout).toMatch(/pod default\/api\S*: never Ready: container "api" is (waiting \(CrashLoopBackOff\)|running, not ready) after \d restarts/);
+  });
+
+  it('a kill by hanging probes names the timeouts as the pace when they outlast the period', async () => {
+    const hang = manifest(
+      'hang.yaml',
+      `apiVersion: v1
+kind: Pod
+metadata: { name: slowpoke }
+spec:
+  containers:
+    - name: app
+      image: a:1
+      livenessProbe: { httpGet: { path: /healthz, port: 8080 }, periodSeconds: 5, timeoutSeconds: 10, failureThreshold: 3 }
+`,
+    );
+    const run = await runCli(['simulate', hang, '-b', 'app=up:1m,hang', '--for', '2m']);
+    expect(run.stdout).toContain('liveness failed 3 × timeout 10s back to back (the 10s timeouts, not the period 5s, set the pace) after initialDelay 0s');
+    expect(run.stdout).not.toContain('3 × period 5s');
+  });
+});
+
 describe('probelet simulate', () => {
   it('plays a slow-starting Deployment into a crash loop and explains each kill in numbers', async () => {
     const run = await runCli(['simulate', DEPLOYMENT, '-b', 'api=down:40s,up', '--for', '5m']);

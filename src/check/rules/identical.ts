@@ -6,6 +6,7 @@
  * the documented safe pattern, not a finding (zegl/kube-score #339).
  */
 import type { Container, Probe } from '../../api/types.js';
+import { failsOnHang, failureWindow, formatSeconds } from '../budgets.js';
 import type { Rule, RuleFinding } from '../types.js';
 import { handlerOf, resolvePortName, who } from './probes.js';
 
@@ -65,9 +66,16 @@ Example:
     if (key === undefined || key !== handlerKey(ready, ctx.container)) return [];
     if (failureTiming(live) !== failureTiming(ready)) return [];
     const budget = (live.failureThreshold ?? 0) * (live.periodSeconds ?? 0);
+    // The fact liveness-before-readiness would state (folded here, see fold.ts): when each trips after a hang.
+    const hang = failsOnHang(live)
+      ? (() => {
+          const w = failureWindow(live, 'timeout', false);
+          return `; after a hang both trip after ${formatSeconds(w.earliestSeconds)} to ${formatSeconds(w.latestSeconds)}, in an order set by when each one's first failing probe lands`;
+        })()
+      : '';
     return [{
       path: [...ctx.path, 'livenessProbe'],
-      message: `the liveness and readiness probes of ${who(ctx)} are identical (same check, ${live.failureThreshold} failures × ${live.periodSeconds}s = ${budget}s): a failure that takes it out of service also restarts it; give liveness a larger failureThreshold`,
+      message: `the liveness and readiness probes of ${who(ctx)} are identical (same check, ${live.failureThreshold} failures × ${live.periodSeconds}s = ${budget}s): a failure that takes it out of service also restarts it${hang}; give liveness a larger failureThreshold`,
     }];
   },
 };

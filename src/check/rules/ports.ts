@@ -4,6 +4,7 @@
  * container does not list works fine (the list is documentation). gRPC ports are numbers
  * by the API's own type, so they are never told to become names.
  */
+import type { FieldPath } from '../../api/documents.js';
 import type { ContainerContext, Rule, RuleFinding } from '../types.js';
 import { probePort, probesOf, resolvePortName, who } from './probes.js';
 
@@ -76,14 +77,14 @@ Example:
       containerPort: 9090`,
   equivalents: ['kube-linter liveness-port', 'kube-linter readiness-port', 'kube-linter startup-port'],
   check(ctx): RuleFinding[] {
-    const out: RuleFinding[] = [];
+    const hits: PortHit[] = [];
     for (const at of probesOf(ctx)) {
       const target = probePort(at);
       if (!target || typeof target.port !== 'number') continue;
       if ((ctx.container.ports ?? []).some((p) => p.containerPort === target.port)) continue;
-      out.push({ path: target.path, message: `${at.field}.${target.handler}.port ${target.port} is not listed in the ports of ${who(ctx)} (the probe still works; check it is the port the app listens on)` });
+      hits.push({ port: target.port, path: target.path, field: `${at.field}.${target.handler}.port` });
     }
-    return out;
+    return onePerPort(hits, (fields, port, many) => `${fields} ${port} ${many ? 'are' : 'is'} not listed in the ports of ${who(ctx)} (the probe${many ? 's' : ''} still work${many ? '' : 's'}; check it is the port the app listens on)`);
   },
 };
 
@@ -105,16 +106,38 @@ Example:
     httpGet: { path: /healthz, port: http }   # not 8080`,
   equivalents: ['Popeye POP-105'],
   check(ctx): RuleFinding[] {
-    const out: RuleFinding[] = [];
+    const hits: (PortHit & { name: string })[] = [];
     for (const at of probesOf(ctx)) {
       const target = probePort(at);
       if (!target || target.handler === 'grpc' || typeof target.port !== 'number') continue;
       const named = (ctx.container.ports ?? []).find((p) => p.containerPort === target.port && p.name);
       if (!named?.name) continue;
-      out.push({ path: target.path, message: `${at.field}.${target.handler}.port ${target.port} is declared as ${JSON.stringify(named.name)}: use the name so the probe follows the port` });
+      hits.push({ port: target.port, path: target.path, field: `${at.field}.${target.handler}.port`, name: named.name });
     }
-    return out;
+    const names = new Map(hits.map((h) => [h.port, h.name]));
+    return onePerPort(hits, (fields, port, many) => `${fields} ${port} ${many ? 'are' : 'is'} declared as ${JSON.stringify(names.get(port) ?? '')}: use the name so the probe${many ? 's follow' : ' follows'} the port`);
   },
 };
+
+/** A probe's numeric port, where it is written. */
+interface PortHit {
+  port: number;
+  path: FieldPath;
+  field: string;
+}
+
+/**
+ * One finding per port and container (one fact), at the first probe that uses it, naming
+ * every probe that does: `livenessProbe.httpGet.port and readinessProbe.httpGet.port 4191`.
+ */
+function onePerPort(hits: readonly PortHit[], message: (fields: string, port: number, many: boolean) => string): RuleFinding[] {
+  const byPort = new Map<number, PortHit[]>();
+  for (const hit of hits) byPort.set(hit.port, [...(byPort.get(hit.port) ?? []), hit]);
+  return [...byPort].map(([port, group]) => {
+    const fields = group.map((h) => h.field);
+    const list = fields.length === 1 ? fields[0] ?? '' : `${fields.slice(0, -1).join(', ')} and ${fields.at(-1) ?? ''}`;
+    return { path: group[0]?.path ?? [], message: message(list, port, group.length > 1) };
+  });
+}
 
 export const portRules: Rule[] = [probePortUnresolved, probePortUndeclared, probePortNumeric];

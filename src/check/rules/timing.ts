@@ -11,6 +11,7 @@ import {
   backOffAfterRestarts,
   describeFailureBudget,
   failureInterval,
+  failsOnHang,
   failureWindow,
   formatSeconds,
   livenessKillGraceSeconds,
@@ -59,15 +60,18 @@ function startupTimeOf(ctx: ContainerContext): number | undefined {
 export const timeoutNotBelowPeriod: Rule = {
   id: 'probe-timeout-not-below-period',
   severity: 'warning',
-  summary: 'timeoutSeconds ≥ periodSeconds: probes that time out run back to back and failures take threshold × timeout to count.',
-  explain: `What: a probe whose timeoutSeconds is not below its periodSeconds.
+  summary: 'timeoutSeconds > periodSeconds: probes that time out run back to back, and a hang takes threshold × timeout to count.',
+  explain: `What: a probe whose timeoutSeconds is longer than its periodSeconds (a tcpSocket probe
+excepted: a hung app still accepts its connections, so it does not time out on a hang).
 Why: the kubelet's prober runs on a fixed-rate ticker and never overlaps probes: a probe that
 times out is followed at once by the next, so a hung app is probed every timeoutSeconds, not every
 periodSeconds, and failureThreshold failures take failureThreshold × timeoutSeconds to count — a
 customer probe with period 1, timeout 15, failureThreshold 60 needs 15 minutes, not one, to
 notice a hang (kyverno/policies PR #1500; openshift-docs PR #32219, bz 1956644; kubernetes #39633).
-Fix: keep timeoutSeconds below periodSeconds and size failureThreshold × periodSeconds for the
-detection time you want.
+timeoutSeconds equal to periodSeconds is not reported: the next probe then comes on the next
+tick anyway, and a lower timeout saves less than a second per failure.
+Fix: keep timeoutSeconds at or below periodSeconds and size failureThreshold × periodSeconds for
+the detection time you want.
 Example:
   livenessProbe:
     httpGet: { path: /healthz, port: 8080 }
@@ -79,12 +83,14 @@ Example:
     if (ctx.role === 'init') return [];
     return probesOf(ctx.container).flatMap(({ kind, probe }) => {
       const t = probeTiming(probe);
-      if (t.timeout < t.period) return [];
+      if (t.timeout <= t.period || !failsOnHang(probe)) return [];
       const hang = failureWindow(probe, 'timeout', false);
+      // The same probe with the largest timeout this rule accepts (T = P, always valid as P ≥ 1).
+      const atPeriod = failureWindow({ ...probe, timeoutSeconds: t.period }, 'timeout', false);
       return [
         {
           path: probePath(ctx, kind, 'timeoutSeconds'),
-          message: `${kind} probe of ${who(ctx)}: timeoutSeconds ${t.timeout} ≥ periodSeconds ${t.period}: a probe that times out is followed at once by the next, so a hung app is probed every ${formatSeconds(failureInterval(t, 'timeout'))}, and ${t.failureThreshold} failures take up to ${formatSeconds(hang.latestSeconds)} to count (${describeFailureBudget(kind, probe, false, 'timeout')}), not ${t.failureThreshold} × ${formatSeconds(t.period)} = ${formatSeconds(t.failureThreshold * t.period)}; set timeoutSeconds below ${t.period}`,
+          message: `${kind} probe of ${who(ctx)}: timeoutSeconds ${t.timeout} > periodSeconds ${t.period}: a probe that times out is followed at once by the next, so a hung app is probed every ${formatSeconds(failureInterval(t, 'timeout'))}, and ${t.failureThreshold} failures take up to ${formatSeconds(hang.latestSeconds)} to count (${describeFailureBudget(kind, probe, false, 'timeout')}), against up to ${formatSeconds(atPeriod.latestSeconds)} with timeoutSeconds ${t.period}; set timeoutSeconds to ${t.period} or less`,
         },
       ];
     });
@@ -129,7 +135,7 @@ Example:
 export const livenessBeforeReadiness: Rule = {
   id: 'liveness-before-readiness',
   severity: 'warning',
-  summary: 'After a hang, liveness can fail before readiness has taken the container out of service.',
+  summary: 'After a hang, liveness can fail before readiness has taken the container out of service (info when both have the same failure budget).',
   explain: `What: a container whose liveness probe can count its failures (after the app hangs)
 before its readiness probe has taken it out of service, given when each probe's first failing
 attempt can land.
@@ -139,7 +145,12 @@ requests, and a brief overload becomes a restart of every replica. kube-score co
 handlers and was asked to compare timing instead (zegl/kube-score #285, declined); nobody checks it.
 The numbers: after a hang every probe times out (T) and the first one lands within a period (P)
 of the hang, so a probe trips between (F − 1) × max(P, T) + T and one period later; liveness is
-safe when its earliest is no sooner than readiness's latest.
+safe when its earliest is no sooner than readiness's latest. A warning when liveness's worst case
+comes before readiness's (liveness is set to act first); info when the two have the same failure
+budget — the common shape, kubernetes.io's examples included — where the order depends on the
+phase of the two tickers. A tcpSocket liveness probe never fails on a hang (the kernel accepts
+the connection): nothing to report; a tcpSocket readiness probe never takes a hung app out of
+service, which is reported (info) beside a liveness probe that does fail.
 Fix: make the earliest liveness failure no sooner than the latest readiness failure, usually by
 raising the liveness failureThreshold (same endpoint is fine).
 Example:
@@ -148,15 +159,40 @@ Example:
   equivalents: ['kube-score pod-probes-identical (compares handlers only; #285 proposed this, declined)'],
   check(ctx): RuleFinding[] {
     const { livenessProbe: live, readinessProbe: ready } = ctx.container;
-    if (ctx.role === 'init' || !live || !ready) return [];
+    // A tcpSocket liveness probe never fails on a hang (the kernel accepts the connection).
+    if (ctx.role === 'init' || !live || !ready || !failsOnHang(live)) return [];
     const l = failureWindow(live, 'timeout', false);
+    const path = probePath(ctx, 'liveness', 'failureThreshold');
+    if (!failsOnHang(ready)) {
+      // Nothing to order: readiness cannot act on a hang at all (info: liveness still ends it).
+      return [
+        {
+          severity: 'info',
+          path: probePath(ctx, 'readiness', 'tcpSocket'),
+          message: `the readiness probe of ${who(ctx)} is a tcpSocket probe, which a hung app still passes (the kernel accepts the connection): after a hang it is never taken out of service, and the liveness probe restarts it after up to ${formatSeconds(l.latestSeconds)} (${describeFailureBudget('liveness', live, false, 'timeout')}) while it still receives traffic; give readiness an httpGet, grpc or exec check that the app itself answers`,
+        },
+      ];
+    }
     const r = failureWindow(ready, 'timeout', false);
     if (l.earliestSeconds >= r.latestSeconds) return [];
     const t = probeTiming(live);
     const needed = Math.ceil((r.latestSeconds - t.timeout) / failureInterval(t, 'timeout')) + 1;
+    const lWhen = `after ${formatSeconds(l.earliestSeconds)} to ${formatSeconds(l.latestSeconds)}`;
+    const rWhen = `after ${formatSeconds(r.earliestSeconds)} to ${formatSeconds(r.latestSeconds)}`;
+    if (l.latestSeconds >= r.latestSeconds) {
+      // The same failure budget (or a larger one): the two trip within a period of each other,
+      // in an order set by the phase of their tickers — the common, documented shape.
+      return [
+        {
+          severity: 'info',
+          path,
+          message: `after a hang, the liveness and readiness probes of ${who(ctx)} trip at about the same time (liveness ${lWhen}: ${describeFailureBudget('liveness', live, false, 'timeout', 'earliest')} at the earliest; readiness ${rWhen}), in an order set by when each probe's first failing attempt lands: it may be restarted just before it is taken out of service; for readiness to act first, set the liveness failureThreshold to ${needed}`,
+        },
+      ];
+    }
     return [
       {
-        path: probePath(ctx, 'liveness', 'failureThreshold'),
+        path,
         message: `after a hang, the liveness probe of ${who(ctx)} can fail after ${formatSeconds(l.earliestSeconds)} (${describeFailureBudget('liveness', live, false, 'timeout', 'earliest')}, first failing probe right after the hang), before readiness has taken it out of service, which can take up to ${formatSeconds(r.latestSeconds)} (${describeFailureBudget('readiness', ready, false, 'timeout')} after a period's wait for the first probe): it is restarted while still receiving traffic; set the liveness failureThreshold to ${needed} or more (or make readiness fail sooner)`,
       },
     ];
@@ -269,17 +305,29 @@ function isFirstContainer(ctx: ContainerContext): boolean {
   return ctx.role === 'container' && ctx.pod.spec?.containers[0]?.name === ctx.container.name;
 }
 
+/**
+ * Sidecars a mesh injects with its own probes (istio's startup probe 600 × 1 s): a budget
+ * the user did not write and rarely can change, so a finding that rests on it is info.
+ */
+const INJECTED_SIDECARS: ReadonlyMap<string, string> = new Map([
+  ['istio-proxy', 'Istio'],
+  ['linkerd-proxy', 'Linkerd'],
+]);
+
 export const startupExceedsProgressDeadline: Rule = {
   id: 'startup-exceeds-progress-deadline',
   severity: 'warning',
-  summary: "A start-up may take longer than the Deployment's progressDeadlineSeconds: the rollout fails first.",
-  explain: `What: a Deployment whose containers may take longer to start before the kubelet gives up
-(the sidecars' startup budgets before them, then the container's own startup budget) than the
-Deployment's progressDeadlineSeconds (600 s when not set).
-Why: the Deployment controller marks the rollout failed (ProgressDeadlineExceeded) while the
-kubelet still lets the pod start: CI waiting on the rollout reports a failure although the pod
-would have started, and the budget beyond the deadline only delays noticing a stuck start.
-OpenShift Serverless documents the same constraint for Knative's progress deadline; nobody checks it.
+  summary: "A start-up may take longer than the Deployment's progressDeadlineSeconds: the rollout is reported failed while the pod may still start.",
+  explain: `What: a Deployment whose containers may take longer to start before the kubelet kills
+and restarts them (the sidecars' startup budgets before them, then the container's own startup
+budget) than the Deployment's progressDeadlineSeconds (600 s when not set).
+Why: a start-up that takes longer than the deadline makes the Deployment controller report
+ProgressDeadlineExceeded (the rollout is marked failed) while the kubelet still lets the pod
+start: CI waiting on the rollout reports a failure although the pod would have started, and the
+budget beyond the deadline only delays noticing a stuck start. Info only where the excess comes
+from a sidecar a mesh injects with its own default (istio-proxy's startup probe 600 × 1 s),
+which you did not write. OpenShift Serverless documents the same constraint for Knative's
+progress deadline; nobody checks it.
 Fix: keep the startup budget below the deadline, or raise progressDeadlineSeconds above it.
 Example: startupProbe { periodSeconds: 10, failureThreshold: 90 } (900 s) needs
   spec:
@@ -299,10 +347,17 @@ Example: startupProbe { periodSeconds: 10, failureThreshold: 90 } (900 s) needs
       ...chain.map((s) => `sidecar ${JSON.stringify(s.name)} ${formatSeconds(s.budget)}`),
       `${describeFailureBudget(guard.kind, guard.probe, true)} = ${formatSeconds(guard.budgetSeconds)}`,
     ].join(' + ');
+    // Without the injected sidecars' budgets (the container's own too, when it is one), does it fit?
+    const injected = [...chain.filter((s) => INJECTED_SIDECARS.has(s.name)), ...(INJECTED_SIDECARS.has(ctx.container.name) ? [{ name: ctx.container.name, budget: guard.budgetSeconds }] : [])];
+    const fromInjected = injected.length > 0 && total - injected.reduce((sum, s) => sum + s.budget, 0) <= deadline;
+    const note = fromInjected
+      ? ` (the excess comes from ${injected.map((s) => `${JSON.stringify(s.name)}, injected by ${INJECTED_SIDECARS.get(s.name) ?? ''} with its default startup probe`).join(' and ')}, which you did not write)`
+      : '';
     return [
       {
+        ...(fromInjected ? { severity: 'info' as const } : {}),
         path: typeof set === 'number' ? ['spec', 'progressDeadlineSeconds'] : probePath(ctx, guard.kind),
-        message: `a start-up of ${who(ctx)} may last up to ${formatSeconds(total)} before the kubelet gives up on it (${parts}), longer than the Deployment's progressDeadlineSeconds ${deadline}${typeof set === 'number' ? '' : ' (the default)'}: the rollout is marked failed (ProgressDeadlineExceeded) while the pod is still allowed to start; lower the startup budget below ${formatSeconds(deadline)} or set progressDeadlineSeconds: ${Math.ceil(total)} or more`,
+        message: `a start-up of ${who(ctx)} may last up to ${formatSeconds(total)} before the kubelet kills and restarts it (${parts}), longer than the Deployment's progressDeadlineSeconds ${deadline}${typeof set === 'number' ? '' : ' (the default)'}: a start that takes longer than ${formatSeconds(deadline)} makes the Deployment report ProgressDeadlineExceeded (the rollout is marked failed) while the pod is still allowed to start${note}; lower the startup budget below ${formatSeconds(deadline)} or set progressDeadlineSeconds: ${Math.ceil(total)} or more`,
       },
     ];
   },
@@ -314,7 +369,9 @@ export const startupHangUnnoticed: Rule = {
   summary: 'The startup budget is so long that a start-up that hangs goes unnoticed for an hour or more.',
   explain: `What: a container whose start-up may hang for an hour or more before the kubelet kills it:
 the startup probe's (else liveness's) budget when its probes time out (a hung app):
-P + initialDelaySeconds + (failureThreshold − 1) × max(periodSeconds, timeoutSeconds) + timeoutSeconds.
+P + initialDelaySeconds + (failureThreshold − 1) × max(periodSeconds, timeoutSeconds) + timeoutSeconds
+(a tcpSocket probe does not time out on a hang — an app that hangs before it listens is refused —
+so there it is P + initialDelaySeconds + (failureThreshold − 1) × periodSeconds).
 Why: a generous startup budget is cheap to write (failureThreshold: 360) but a start that hangs —
 a lock never released, a dependency that never answers — then holds the pod out of service for
 that long without a restart, an event or a crash loop to alert on (influxdata/helm-charts PR #827;
@@ -326,12 +383,14 @@ Example:
   check(ctx): RuleFinding[] {
     const guard = startupGuard(ctx.container);
     if (ctx.role === 'init' || !guard) return [];
-    const hang = failureWindow(guard.probe, 'timeout', true).latestSeconds;
+    // A start that hangs before listening is refused by a tcpSocket probe (it never times out).
+    const mode = failsOnHang(guard.probe) ? 'timeout' : 'refused';
+    const hang = failureWindow(guard.probe, mode, true).latestSeconds;
     if (hang < ONE_HOUR_SECONDS) return [];
     return [
       {
         path: probePath(ctx, guard.kind, 'failureThreshold'),
-        message: `a start-up of ${who(ctx)} that hangs is killed only after up to ${formatSeconds(hang)} (${describeFailureBudget(guard.kind, guard.probe, true, 'timeout')}, first probe up to a period after initialDelaySeconds): a stuck start goes unnoticed for ${hang >= 2 * ONE_HOUR_SECONDS ? 'hours' : 'an hour'}; size failureThreshold × periodSeconds from the slowest real start-up plus a margin`,
+        message: `a start-up of ${who(ctx)} that hangs is killed only after up to ${formatSeconds(hang)} (${describeFailureBudget(guard.kind, guard.probe, true, mode)}, first probe up to a period after initialDelaySeconds): a stuck start goes unnoticed for ${hang >= 2 * ONE_HOUR_SECONDS ? 'hours' : 'an hour'}; size failureThreshold × periodSeconds from the slowest real start-up plus a margin`,
       },
     ];
   },

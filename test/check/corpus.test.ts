@@ -1,0 +1,150 @@
+/**
+ * The corpus (test/fixtures/corpus/): shapes of published manifests with every finding
+ * pinned — rule, severity, container, line — so that a rule change that adds noise (a false
+ * positive, the same fact twice) fails here, and the budgets `check` prints are the ones
+ * `simulate` plays out on virtual time.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseManifestDocuments } from '../../src/api/documents.js';
+import { podsOf } from '../../src/api/manifest.js';
+import { checkManifests, type CheckResult } from '../../src/check/run.js';
+import { admitForSimulation } from '../../src/simulate/pods.js';
+import { parseScript } from '../../src/simulate/script.js';
+import { simulate } from '../../src/simulate/simulation.js';
+
+const DIR = fileURLToPath(new URL('../fixtures/corpus/', import.meta.url));
+
+function checkFile(name: string): CheckResult {
+  return checkManifests(parseManifestDocuments(readFileSync(`${DIR}${name}`, 'utf8'), name), { startupTimes: new Map() });
+}
+
+/** `line severity rule container`, in the order the runner reports them. */
+function pinned(result: CheckResult): string[] {
+  return result.findings.map((f) => `${f.line} ${f.severity} ${f.rule} ${f.container ?? '-'}`);
+}
+
+const EXPECTED: Record<string, string[]> = {
+  'istio-injected-deployment.yaml': [
+    '46 info probe-port-undeclared istio-proxy',
+    '33 info liveness-probe-missing istio-proxy',
+    // Istio's own default (timeout 3 > period 1): true, and the numbers are simulate's.
+    '56 warning probe-timeout-not-below-period istio-proxy',
+    '71 info probe-port-undeclared reviews',
+    '68 info startup-probe-missing reviews',
+    // The sidecar's 600 × 1 s, which the user did not write: info, and it stands for sidecar-startup-chain.
+    '68 info startup-exceeds-progress-deadline reviews',
+    // Classic injection: the proxy's 600 × 1 s is its own budget, 600 s, within the deadline.
+    '104 warning probes-missing ratings',
+    '120 info probe-port-undeclared istio-proxy',
+    '108 info liveness-probe-missing istio-proxy',
+    '129 warning probe-timeout-not-below-period istio-proxy',
+  ],
+  // hostNetwork: host 127.0.0.1 is needed there, and probe-host-set stays quiet.
+  'hostnetwork-daemonset.yaml': ['36 info probe-port-undeclared cilium-agent'],
+  'linkerd-proxy.yaml': [
+    '41 info probe-port-numeric linkerd-proxy',
+    '42 warning liveness-delay-as-startup linkerd-proxy',
+    // T = P = 1: no probe-timeout-not-below-period; the same failure budget: info, not a warning.
+    '38 info liveness-before-readiness linkerd-proxy',
+    '60 info startup-probe-missing emoji-svc',
+  ],
+  // T = P = 10: no probe-timeout-not-below-period.
+  'calico-node.yaml': ['38 warning liveness-delay-as-startup calico-node'],
+  // TCP probes never fail on a hang: no liveness-before-readiness; identical probes once.
+  'tcp-liveness-readiness.yaml': ['19 warning probes-identical goproxy', '22 warning liveness-delay-as-startup goproxy'],
+  'mysql-statefulset.yaml': [
+    '58 info exec-probe-load mysql',
+    '46 warning liveness-delay-as-startup mysql',
+    '59 warning exec-probe-default-timeout mysql',
+    '60 warning probes-missing xtrabackup',
+  ],
+  'kubernetes-io-examples.yaml': [
+    '10 warning readiness-probe-missing liveness',
+    '22 info exec-probe-load liveness',
+    '21 warning liveness-delay-as-startup liveness',
+    '16 warning exec-probe-default-timeout liveness',
+    '39 info probe-port-undeclared liveness',
+    '32 warning readiness-probe-missing liveness',
+    '43 warning liveness-delay-as-startup liveness',
+    '52 warning readiness-probe-missing etcd',
+    '69 warning liveness-delay-as-startup etcd',
+    '77 warning readiness-probe-missing app',
+  ],
+};
+
+describe('the corpus of published manifest shapes', () => {
+  it('has a pin for every file', () => {
+    expect(readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort()).toEqual(Object.keys(EXPECTED).sort());
+  });
+
+  for (const [file, expected] of Object.entries(EXPECTED)) {
+    it(`${file}: exactly the pinned findings, each fact once per container`, () => {
+      const result = checkFile(file);
+      expect(result.problems).toEqual([]);
+      expect(pinned(result)).toEqual(expected);
+      const keys = result.findings.map((f) => `${f.object.name}/${f.container ?? ''}/${f.rule}`);
+      expect(new Set(keys).size).toBe(keys.length);
+    });
+  }
+});
+
+/** Plays `file` (or YAML text) on virtual time with `scripts` (CONTAINER → SCRIPT) and returns the outcome of the first container named. */
+async function play(file: string, scripts: Record<string, string>, forMs: number, text?: string): Promise<{ readyAtMs: number | null; kills: number[]; podReady: number | null }[]> {
+  const load = parseManifestDocuments(text ?? readFileSync(`${DIR}${file}`, 'utf8'), file);
+  const { pods } = podsOf(load.objects);
+  const admitted = admitForSimulation(pods.map((p) => p.pod)).pods;
+  const behaviours = new Map(Object.entries(scripts).map(([name, script]) => [name, { script: parseScript(script), probes: {} }]));
+  const result = await simulate({ pods: admitted, behaviours, forMs, seed: 1, threads: 1 });
+  const [container] = Object.keys(scripts);
+  return result.pods.map((p) => {
+    const c = p.containers.find((x) => x.name === container);
+    return { readyAtMs: c?.readyAtMs ?? null, kills: c?.kills.map((k) => k.tMs) ?? [], podReady: p.readyAtMs };
+  });
+}
+
+describe('the corpus on virtual time: what check says, simulate plays', () => {
+  it('a hung goproxy (TCP probes) is never killed nor taken out of service, as its budgets say (never)', async () => {
+    const budget = checkFile('tcp-liveness-readiness.yaml').containers[0];
+    expect([budget?.hangToKillSeconds, budget?.hangToNotReadySeconds]).toEqual([null, null]);
+    const [pod] = await play('tcp-liveness-readiness.yaml', { goproxy: 'up:1m,hang' }, 10 * 60_000);
+    expect(pod?.kills).toEqual([]);
+    expect(pod?.readyAtMs).not.toBeNull();
+  });
+
+  it('a hung calico-node is killed within its hang budget (exec probes, T = P = 10)', async () => {
+    const budget = checkFile('calico-node.yaml').containers[0];
+    const [pod] = await play('calico-node.yaml', { 'calico-node': 'up:2m,hang' }, 10 * 60_000);
+    // Its plain init containers complete by default, so the app container runs.
+    expect(pod?.podReady).not.toBeNull();
+    const kill = pod?.kills[0];
+    expect(kill).toBeDefined();
+    const grace = 30; // the pod's default terminationGracePeriodSeconds, part of the budget
+    const detected = ((kill ?? 0) - 120_000) / 1000;
+    // Between the earliest (6 − 1) × max(P, T) + T = 60 s and the worst case the budget states.
+    expect(detected).toBeGreaterThanOrEqual(60);
+    expect(detected).toBeLessThanOrEqual((budget?.hangToKillSeconds ?? 0) - grace);
+  });
+
+  it("probe-timeout-not-below-period's numbers are the ones a hang plays out: T > P against the same probe at T = P", async () => {
+    const pod = (timeout: number): string =>
+      `apiVersion: v1\nkind: Pod\nmetadata: { name: p }\nspec:\n  containers:\n    - name: app\n      image: a:1\n      livenessProbe: { httpGet: { path: /healthz, port: 8080 }, periodSeconds: 5, timeoutSeconds: ${timeout}, failureThreshold: 3 }\n`;
+    const [finding] = checkManifests(parseManifestDocuments(pod(10), 'p.yaml'), { startupTimes: new Map() }).findings.filter((f) => f.rule === 'probe-timeout-not-below-period');
+    expect(finding?.message).toContain('3 failures take up to 35s to count (liveness period 5s + 3 × timeout 10s), against up to 20s with timeoutSeconds 5');
+    for (const [timeout, earliest, latest] of [
+      [10, 30, 35],
+      [5, 15, 20],
+    ] as const) {
+      const [run] = await play('p.yaml', { app: 'up:1m,hang' }, 3 * 60_000, pod(timeout));
+      const detected = ((run?.kills[0] ?? 0) - 60_000) / 1000;
+      expect(detected, `timeoutSeconds ${timeout}`).toBeGreaterThanOrEqual(earliest);
+      expect(detected, `timeoutSeconds ${timeout}`).toBeLessThanOrEqual(latest);
+    }
+  });
+
+  it('mysql with its plain init containers reaches its app containers by default', async () => {
+    const pods = await play('mysql-statefulset.yaml', { mysql: 'up' }, 2 * 60_000);
+    expect(pods[0]?.readyAtMs).not.toBeNull();
+  });
+});
