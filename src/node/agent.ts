@@ -1,0 +1,214 @@
+/**
+ * `probelet node`'s agent: a source of pods and a sink of status and events for the same
+ * Kubelet `probelet run` drives. It registers the Node and keeps its Lease, feeds the pods
+ * bound to it (list + watch) to the Kubelet, writes their status and the Kubelet's events
+ * through the API, and ends a deleted pod as the kubelet does: terminate with the grace
+ * period, write the final status, then delete the object with `gracePeriodSeconds=0`.
+ */
+import type { Taint } from 'kubernetes-types/core/v1.js';
+import type { Pod } from '../api/types.js';
+import { admitForLocalRun } from '../kubelet/admission.js';
+import { createEventRecorder } from '../kubelet/events.js';
+import { Kubelet, type KubeletOptions } from '../kubelet/kubelet.js';
+import type { ContainerRuntime } from '../runtime/types.js';
+import { realClock, realRandom, type Clock } from '../util/clock.js';
+import { createEventSink, type EventSink } from './event-sink.js';
+import { startHeartbeat, type Heartbeat } from './heartbeat.js';
+import { errorMessage, httpStatus, type KubeClients } from './kube.js';
+import type { NodeIdentity } from './node-object.js';
+import { startPodSource, type PodSource } from './pod-source.js';
+import { createStatusSink, type StatusSink } from './status-sink.js';
+import { VOLUMES_NOT_MOUNTED_REASON, volumesNotMountedMessage, withoutVolumes } from './volumes.js';
+
+export interface NodeAgentOptions {
+  clients: KubeClients;
+  name: string;
+  runtime: ContainerRuntime;
+  /** `nodeInfo.containerRuntimeVersion`. */
+  runtimeVersion: string;
+  probeletVersion: string;
+  /** The read-only API's port, named in `daemonEndpoints` (0: none). */
+  port: number;
+  /** The node's `InternalIP`, also its pods' IP (they share the host's network). */
+  address: string;
+  taints?: Taint[];
+  labels?: Record<string, string>;
+  clock?: Clock;
+  random?: () => number;
+  log: (line: string) => void;
+  /** What the Kubelet admits (default: the local run's admission without the command rule, which the runtime reports per container). */
+  admit?: KubeletOptions['admit'];
+}
+
+export interface NodeAgent {
+  readonly name: string;
+  readonly kubelet: Kubelet;
+  /** Resolves after the first list of pods was handed to the Kubelet. */
+  readonly synced: Promise<void>;
+  /** Status and event writes so far (tests, the benchmark). */
+  writes(): { status: number; events: number };
+  /**
+   * Stops the node: no more pods are taken; every pod still running is stopped (with its
+   * grace period) and its final status written, but the API objects stay (the node, not
+   * the pods, went away: the node lifecycle controller evicts them). Then the Lease stops.
+   */
+  close(): Promise<void>;
+}
+
+type PodState = 'running' | 'terminating';
+
+interface Known {
+  namespace: string;
+  name: string;
+  state: PodState;
+}
+
+export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent> {
+  const { clients, name, runtime, log } = options;
+  const clock = options.clock ?? realClock;
+  const random = options.random ?? realRandom;
+  const identity: NodeIdentity = {
+    name,
+    runtimeVersion: options.runtimeVersion,
+    probeletVersion: options.probeletVersion,
+    port: options.port,
+    address: options.address,
+    ...(options.taints ? { taints: options.taints } : {}),
+    ...(options.labels ? { labels: options.labels } : {}),
+  };
+  const heartbeat: Heartbeat = await startHeartbeat({ clients, identity, clock, log });
+  const recorder = createEventRecorder({ clock, host: name });
+  const kubelet = new Kubelet({
+    runtime,
+    clock,
+    random,
+    recorder,
+    admit: options.admit ?? ((pods) => admitForLocalRun(pods, { requireCommand: false })),
+  });
+  const statusSink: StatusSink = createStatusSink(clients, options.address, log);
+  const eventSink: EventSink = createEventSink(clients, log);
+  const offStatus = kubelet.onPodStatus((pod) => statusSink.offer(pod));
+  const offEvents = recorder.subscribe((event) => eventSink.offer(event));
+  const pods = new Map<string, Known>();
+  const terminations = new Set<Promise<void>>();
+  let closing = false;
+
+  function admit(apiPod: Pod): void {
+    const uid = apiPod.metadata?.uid ?? '';
+    const namespace = apiPod.metadata?.namespace ?? 'default';
+    const podName = apiPod.metadata?.name ?? '';
+    const { pod, dropped } = withoutVolumes(apiPod);
+    const result = kubelet.addPods([pod]);
+    const rejected = result.errors[0];
+    if (rejected) {
+      log(`pod ${namespace}/${podName}: not admitted: ${rejected.message}`);
+      recorder.event({ pod: apiPod }, 'Warning', 'FailedAdmission', rejected.message);
+      return;
+    }
+    pods.set(uid, { namespace, name: podName, state: 'running' });
+    statusSink.track(uid, namespace, podName);
+    if (dropped.length > 0) recorder.event({ pod: apiPod }, 'Warning', VOLUMES_NOT_MOUNTED_REASON, volumesNotMountedMessage(dropped));
+  }
+
+  /** Graceful termination of a pod whose deletion the API asked for, then the kubelet's final delete. */
+  function terminate(uid: string, known: Known, graceSeconds: number | undefined): void {
+    known.state = 'terminating';
+    const work = (async () => {
+      try {
+        await kubelet.deletePod(uid, graceSeconds);
+        await statusSink.flush(uid);
+        await eventSink.flush();
+        if (!closing) await deleteFromAPI(uid, known);
+      } catch (err) {
+        log(`pod ${known.namespace}/${known.name}: termination failed: ${errorMessage(err)}`);
+      } finally {
+        forget(uid);
+      }
+    })();
+    terminations.add(work);
+    void work.finally(() => terminations.delete(work));
+  }
+
+  /** `canBeDeleted` → `Delete` with grace 0 and the UID as precondition, as the status manager does. */
+  async function deleteFromAPI(uid: string, known: Known): Promise<void> {
+    try {
+      await clients.core.deleteNamespacedPod({
+        name: known.name,
+        namespace: known.namespace,
+        gracePeriodSeconds: 0,
+        body: { gracePeriodSeconds: 0, preconditions: { uid } },
+      });
+    } catch (err) {
+      const code = httpStatus(err);
+      if (code !== 404 && code !== 409) throw err;
+    }
+  }
+
+  function forget(uid: string): void {
+    statusSink.untrack(uid);
+    pods.delete(uid);
+    if (kubelet.hasPod(uid)) {
+      try {
+        kubelet.removePod(uid);
+      } catch {
+        // Still terminating (closing): the kubelet's close ends it.
+      }
+    }
+  }
+
+  const source: PodSource = startPodSource({
+    clients,
+    nodeName: name,
+    clock,
+    random,
+    log,
+    handlers: {
+      upsert(pod) {
+        if (closing) return;
+        const uid = pod.metadata?.uid ?? '';
+        const known = pods.get(uid);
+        if (pod.metadata?.deletionTimestamp) {
+          if (known?.state === 'running') terminate(uid, known, pod.metadata.deletionGracePeriodSeconds);
+          else if (!known && !kubelet.hasPod(uid)) {
+            // Never started here: nothing to stop, the object can go.
+            void deleteFromAPI(uid, { namespace: pod.metadata.namespace ?? 'default', name: pod.metadata.name ?? '', state: 'terminating' }).catch(
+              (err: unknown) => log(`pod ${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}: deleting it failed: ${errorMessage(err)}`),
+            );
+          }
+          return;
+        }
+        if (known || kubelet.hasPod(uid)) return;
+        // A pod that finished before this node saw it is not run again.
+        const phase = pod.status?.phase;
+        if (phase === 'Succeeded' || phase === 'Failed') return;
+        admit(pod);
+      },
+      remove(uid) {
+        const known = pods.get(uid);
+        // Deleted at once (--force, or the node's own final delete): tear down now.
+        if (known?.state === 'running') {
+          statusSink.untrack(uid);
+          terminate(uid, known, 0);
+        }
+      },
+    },
+  });
+
+  return {
+    name,
+    kubelet,
+    synced: source.synced,
+    writes: () => ({ status: statusSink.writes, events: eventSink.writes }),
+    async close() {
+      closing = true;
+      source.close();
+      await Promise.all([...terminations]);
+      await kubelet.close();
+      for (const uid of pods.keys()) await statusSink.flush(uid);
+      await eventSink.flush();
+      offStatus();
+      offEvents();
+      heartbeat.close();
+    },
+  };
+}
