@@ -190,6 +190,13 @@ describeCluster('probelet node on a real control plane', () => {
     })).toEqual(names.filter((n) => n !== first));
     const notReady = (await listPods()).find((p) => p.metadata?.name === first);
     expect(notReady?.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'ContainersNotReady' });
+    // Each failed readiness probe is one more of the same Event: counted, not stored anew (the correlator's aggregation).
+    const unhealthy = await until('the Unhealthy event counted three times', async () => {
+      const es = (await podEvents(first)).filter((e) => e.reason === 'Unhealthy');
+      return es.length === 1 && (es[0]?.count ?? 0) >= 3 ? es[0] : undefined;
+    });
+    expect(unhealthy).toMatchObject({ type: 'Warning', message: 'Readiness probe failed: ' });
+    expect(Date.parse(unhealthy?.lastTimestamp ?? '')).toBeGreaterThan(Date.parse(unhealthy?.firstTimestamp ?? ''));
     rmSync(join(markDir, `${first}.unready`));
     expect(await until('the pod to be back in the ready endpoints', async () => {
       const ready = await readyEndpoints();
@@ -246,5 +253,16 @@ describeCluster('probelet node on a real control plane', () => {
     expect(fresh).toHaveLength(1);
     expect(isReady(fresh[0]!)).toBe(false);
     expect((await readyEndpoints()).length).toBe(2);
+    // The old pod the rollout removed was stopped with its grace period and its object deleted by the node.
+    const removed = [...old].find((n) => !pods.some((p) => p.metadata?.name === n)) ?? '';
+    const stopped = await podEvents(removed);
+    expect(stopped.filter((e) => e.reason === 'Killing').map((e) => e.message)).toContain('Stopping container app');
+    await expect(clients.core.readNamespacedPod({ name: removed, namespace })).rejects.toMatchObject({ code: 404 });
   }, 100_000);
+
+  it('writes a pod’s status only when it changes: a steady node makes no status writes', async () => {
+    const before = agent.writes().status;
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(agent.writes().status).toBe(before);
+  }, 10_000);
 });
