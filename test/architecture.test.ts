@@ -22,7 +22,7 @@ const allowed: Record<string, readonly string[]> = {
   simulate: ['simulate', 'kubelet', 'prober', 'probe', 'runtime', 'api', 'util'],
   // The cluster agent: a source of pods and a sink of status for the unchanged kubelet (DESIGN.md, "Growing the house").
   // probe/constants: the Kubernetes version the engine follows, for nodeInfo.kubeletVersion.
-  node: ['node', 'kubelet', 'runtime', 'api', 'util', 'probe/constants'],
+  node: ['node', 'kubelet', 'runtime', 'api', 'util', 'prober/types', 'probe/constants'],
   cli: ['cli', 'check', 'simulate', 'node', 'kubelet', 'prober', 'probe', 'runtime', 'server', 'api', 'util'],
 };
 

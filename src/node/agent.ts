@@ -10,6 +10,7 @@ import type { Pod } from '../api/types.js';
 import { admitForLocalRun } from '../kubelet/admission.js';
 import { createEventRecorder } from '../kubelet/events.js';
 import { Kubelet, type KubeletOptions } from '../kubelet/kubelet.js';
+import type { EventRecorder } from '../prober/types.js';
 import type { ContainerRuntime } from '../runtime/types.js';
 import { realClock, realRandom, type Clock } from '../util/clock.js';
 import { createEventSink, type EventSink } from './event-sink.js';
@@ -38,6 +39,12 @@ export interface NodeAgentOptions {
   log: (line: string) => void;
   /** What the Kubelet admits (default: the local run's admission without the command rule, which the runtime reports per container). */
   admit?: KubeletOptions['admit'];
+  /** The Kubelet's prober, built over the node's event recorder (the simulated runtime's handlers); default the real one. */
+  prober?: (recorder: EventRecorder) => NonNullable<KubeletOptions['prober']>;
+  /** Warnings about a pod, each recorded as one Warning event when the pod is admitted (a bad behaviour annotation). */
+  podWarnings?: (pod: Pod) => Array<{ reason: string; message: string }>;
+  /** The probe flight recorder (default on; a fleet of many nodes turns it off). */
+  flightRecorder?: boolean;
 }
 
 export interface NodeAgent {
@@ -84,6 +91,8 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     random,
     recorder,
     admit: options.admit ?? ((pods) => admitForLocalRun(pods, { requireCommand: false })),
+    ...(options.prober ? { prober: options.prober(recorder) } : {}),
+    ...(options.flightRecorder === false ? { flightRecorder: false } : {}),
   });
   const statusSink: StatusSink = createStatusSink(clients, options.address, log);
   const eventSink: EventSink = createEventSink(clients, log);
@@ -108,6 +117,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     pods.set(uid, { namespace, name: podName, state: 'running' });
     statusSink.track(uid, namespace, podName);
     if (dropped.length > 0) recorder.event({ pod: apiPod }, 'Warning', VOLUMES_NOT_MOUNTED_REASON, volumesNotMountedMessage(dropped));
+    for (const w of options.podWarnings?.(apiPod) ?? []) recorder.event({ pod: apiPod }, 'Warning', w.reason, w.message);
   }
 
   /** Graceful termination of a pod whose deletion the API asked for, then the kubelet's final delete. */
