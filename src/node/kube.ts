@@ -35,8 +35,13 @@ export function loadKubeClients(path?: string): KubeClients {
   } catch (err) {
     throw new Error(`kubeconfig ${path ?? '(default)'}: ${errorMessage(err)}`);
   }
+  return kubeClientsFrom(config, `kubeconfig ${path ?? '(default)'}`);
+}
+
+/** The clients over a loaded kubeconfig; `source` names it in errors. */
+export function kubeClientsFrom(config: KubeConfig, source = 'kubeconfig'): KubeClients {
   const cluster = config.getCurrentCluster();
-  if (!cluster) throw new Error(`kubeconfig ${path ?? '(default)'}: no current context with a cluster; set current-context`);
+  if (!cluster) throw new Error(`${source}: no current context with a cluster; set current-context`);
   return {
     config,
     core: config.makeApiClient(CoreV1Api),
