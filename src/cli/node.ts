@@ -135,6 +135,13 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
     throw new CliUsageError(`--kubeconfig: ${err instanceof Error ? err.message : String(err)}`);
   }
   const stopped = env.stopped();
+  // A stop before every node registered (an API server out of reach) gives up the retries.
+  const registering = new AbortController();
+  let signalName: string | undefined;
+  void stopped.then((signal) => {
+    signalName = signal;
+    registering.abort();
+  });
   const log = (line: string): void => io.stderr(`${new Date().toISOString()} ${line}\n`);
   const runDir = await mkdtemp(join(tmpdir(), 'probelet-node-'));
   const nodes: RunningNode[] = [];
@@ -161,7 +168,13 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
       };
       const options = flags.runtime === 'simulated' ? simulatedNode(common, i, flags.behaviourAnnotation, count !== undefined) : await realNode(common, flags, join(runDir, name));
       node.runtime = options.runtime;
-      node.agent = await startNodeAgent(options);
+      try {
+        node.agent = await startNodeAgent({ ...options, signal: registering.signal });
+      } catch (err) {
+        if (!registering.signal.aborted) throw err;
+        log(`${signalName ?? 'a signal'} received before node ${name} registered: stopping`);
+        return EXIT_OK;
+      }
       view.attach(node.agent.kubelet);
       log(`node ${name} registered with ${clients.server}; read-only API ${server.url}`);
     }

@@ -45,6 +45,8 @@ export interface NodeAgentOptions {
   podWarnings?: (pod: Pod) => Array<{ reason: string; message: string }>;
   /** The probe flight recorder (default on; a fleet of many nodes turns it off). */
   flightRecorder?: boolean;
+  /** Aborting it gives up a registration still being retried (the node is stopped before it joined). */
+  signal?: AbortSignal;
 }
 
 export interface NodeAgent {
@@ -83,7 +85,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     ...(options.taints ? { taints: options.taints } : {}),
     ...(options.labels ? { labels: options.labels } : {}),
   };
-  const heartbeat: Heartbeat = await startHeartbeat({ clients, identity, clock, log });
+  const heartbeat: Heartbeat = await startHeartbeat({ clients, identity, clock, log, ...(options.signal ? { signal: options.signal } : {}) });
   const recorder = createEventRecorder({ clock, host: name });
   const kubelet = new Kubelet({
     runtime,

@@ -35,7 +35,13 @@ export interface HeartbeatOptions {
   identity: NodeIdentity;
   clock: Clock;
   log: (line: string) => void;
+  /** Aborting it stops the registration attempts (the node is being stopped before it registered). */
+  signal?: AbortSignal;
 }
+
+/** `registerWithAPIServer`'s back-off between attempts: 100 ms doubling to 7 s. */
+const REGISTER_BACKOFF_INITIAL_MS = 100;
+const REGISTER_BACKOFF_MAX_MS = 7_000;
 
 /** `metav1.MicroTime` on the wire: RFC 3339 with microseconds. */
 export function microTime(ms: number): string {
@@ -50,7 +56,7 @@ function kubeTime(ms: number): string {
 /** Registers the node (or adopts an existing Node of that name) and starts its heartbeats. */
 export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbeat> {
   const { clients, identity, clock, log } = options;
-  const node = await register(clients, identity);
+  const node = await registerUntilDone(options);
   const uid = node.metadata?.uid ?? '';
   let closed = false;
   let lease: Lease | undefined;
@@ -129,6 +135,40 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbe
 }
 
 /**
+ * `registerWithAPIServer` retries until it succeeds (an API server still starting, a network
+ * not yet up): each failure is a log line naming the fix where there is one.
+ */
+async function registerUntilDone({ clients, identity, clock, log, signal }: HeartbeatOptions): Promise<Node> {
+  let backoffMs = REGISTER_BACKOFF_INITIAL_MS;
+  for (;;) {
+    if (signal?.aborted) throw new Error(`node ${identity.name}: stopped before it registered`);
+    try {
+      return await register(clients, identity);
+    } catch (err) {
+      const why = `${errorMessage(err)}${registrationHint(httpStatus(err), identity.name)}`;
+      log(`node ${identity.name}: registering with ${clients.server} failed: ${why} (retrying in ${(backoffMs / 1000).toFixed(1)} s)`);
+    }
+    await new Promise<void>((resolve) => {
+      const timer = clock.setTimeout(resolve, backoffMs);
+      signal?.addEventListener('abort', () => {
+        clock.clearTimeout(timer);
+        resolve();
+      }, { once: true });
+    });
+    backoffMs = Math.min(backoffMs * 2, REGISTER_BACKOFF_MAX_MS);
+  }
+}
+
+/** What to do about a refused registration. */
+export function registrationHint(code: number | undefined, name: string): string {
+  if (code === 401) return '; the kubeconfig\'s credentials were refused: renew them (an expired certificate or token)';
+  if (code === 403) {
+    return `; the kubeconfig's identity may not write Node ${name}: use system:node:${name} (group system:nodes) under the Node authorizer, or an identity RBAC allows to write nodes (docs/node.md, Authentication)`;
+  }
+  return '';
+}
+
+/**
  * `registerWithAPIServer`: creates the Node; when one of that name exists (a restart), adopts
  * it and brings its labels and taints to what this node declares.
  */
@@ -137,12 +177,8 @@ async function register(clients: KubeClients, identity: NodeIdentity): Promise<N
   try {
     return plain<Node>(await clients.core.createNode({ body: wanted as unknown as V1Node }));
   } catch (err) {
-    if (httpStatus(err) !== 409) throw new Error(`registering node ${identity.name} with ${clients.server} failed: ${errorMessage(err)}`);
+    if (httpStatus(err) !== 409) throw err;
   }
-  try {
-    const body = { metadata: { labels: wanted.metadata?.labels, annotations: wanted.metadata?.annotations }, spec: { taints: wanted.spec?.taints ?? [] } };
-    return plain<Node>(await clients.core.patchNode({ name: identity.name, body }, strategicMergePatch));
-  } catch (err) {
-    throw new Error(`adopting the existing node ${identity.name} on ${clients.server} failed: ${errorMessage(err)}`);
-  }
+  const body = { metadata: { labels: wanted.metadata?.labels, annotations: wanted.metadata?.annotations }, spec: { taints: wanted.spec?.taints ?? [] } };
+  return plain<Node>(await clients.core.patchNode({ name: identity.name, body }, strategicMergePatch));
 }
