@@ -493,3 +493,16 @@ describe('removePod (a source that outlives its pods)', () => {
     expect(h.runtime.running('app')).toBeDefined();
   });
 });
+
+describe('observedGeneration (PodObservedGenerationTracking, on in 1.35)', () => {
+  it('the status and the kubelet’s conditions carry the pod’s generation; a pod without one has none', async () => {
+    const withGeneration = podOf([app()], {}, 'api');
+    withGeneration.metadata = { ...withGeneration.metadata, generation: 3 };
+    const h = harness([withGeneration, podOf([app()])]);
+    await settle(h.clock);
+    const api = h.pod('api').status as { observedGeneration?: number; conditions?: Array<{ type: string; observedGeneration?: number }> };
+    expect(api.observedGeneration).toBe(3);
+    expect(api.conditions?.find((c) => c.type === 'Ready')?.observedGeneration).toBe(3);
+    expect('observedGeneration' in (h.pod('web').status ?? {})).toBe(false);
+  });
+});

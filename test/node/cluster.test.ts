@@ -156,7 +156,7 @@ describeCluster('probelet node on a real control plane', () => {
     });
     const names = pods.map((p) => p.metadata?.name ?? '').sort();
     for (const p of pods) {
-      expect(p.status).toMatchObject({ phase: 'Running', podIP: nodeAddress, hostIP: nodeAddress });
+      expect(p.status).toMatchObject({ phase: 'Running', podIP: nodeAddress, hostIP: nodeAddress, observedGeneration: 1 });
       expect(p.status?.containerStatuses?.[0]).toMatchObject({ name: 'app', ready: true, started: true, restartCount: 0 });
       expect(p.status?.conditions?.find((c) => c.type === 'PodScheduled')?.status).toBe('True');
     }
