@@ -7,7 +7,7 @@
  */
 import type { Taint } from 'kubernetes-types/core/v1.js';
 import type { Pod } from '../api/types.js';
-import { admitForLocalRun } from '../kubelet/admission.js';
+import { admitPods } from '../api/admit.js';
 import { createEventRecorder } from '../kubelet/events.js';
 import { Kubelet, type KubeletOptions } from '../kubelet/kubelet.js';
 import type { EventRecorder } from '../prober/types.js';
@@ -37,7 +37,11 @@ export interface NodeAgentOptions {
   clock?: Clock;
   random?: () => number;
   log: (line: string) => void;
-  /** What the Kubelet admits (default: the local run's admission without the command rule, which the runtime reports per container). */
+  /**
+   * What the Kubelet admits (default: the API's defaults and validation only; what a runtime
+   * cannot run — no command for the process runtime, env from a Secret — is its container's
+   * `CreateContainerConfigError`, as the kubelet reports a container it cannot create).
+   */
   admit?: KubeletOptions['admit'];
   /** The Kubelet's prober, built over the node's event recorder (the simulated runtime's handlers); default the real one. */
   prober?: (recorder: EventRecorder) => NonNullable<KubeletOptions['prober']>;
@@ -92,7 +96,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     clock,
     random,
     recorder,
-    admit: options.admit ?? ((pods) => admitForLocalRun(pods, { requireCommand: false })),
+    admit: options.admit ?? admitPods,
     ...(options.prober ? { prober: options.prober(recorder) } : {}),
     ...(options.flightRecorder === false ? { flightRecorder: false } : {}),
   });
@@ -101,6 +105,8 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const offStatus = kubelet.onPodStatus((pod) => statusSink.offer(pod));
   const offEvents = recorder.subscribe((event) => eventSink.offer(event));
   const pods = new Map<string, Known>();
+  /** Pods the Kubelet refused: told once, not again at every update of the object. */
+  const refused = new Set<string>();
   const terminations = new Set<Promise<void>>();
   let closing = false;
 
@@ -112,6 +118,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     const result = kubelet.addPods([pod]);
     const rejected = result.errors[0];
     if (rejected) {
+      refused.add(uid);
       log(`pod ${namespace}/${podName}: not admitted: ${rejected.message}`);
       recorder.event({ pod: apiPod }, 'Warning', 'FailedAdmission', rejected.message);
       return;
@@ -189,13 +196,14 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
           }
           return;
         }
-        if (known || kubelet.hasPod(uid)) return;
+        if (known || kubelet.hasPod(uid) || refused.has(uid)) return;
         // A pod that finished before this node saw it is not run again.
         const phase = pod.status?.phase;
         if (phase === 'Succeeded' || phase === 'Failed') return;
         admit(pod);
       },
       remove(uid) {
+        refused.delete(uid);
         const known = pods.get(uid);
         // Deleted at once (--force, or the node's own final delete): tear down now.
         if (known?.state === 'running') {

@@ -184,4 +184,32 @@ describeCluster('probelet node through faults between it and a real API server',
     expect(after?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
     expect(logs.some((l) => l.includes('of pods failed'))).toBe(true);
   }, 60_000);
+
+  it('a pod the runtime cannot run (no command, env from a Secret) waits in CreateContainerConfigError with the reason, and the others run on', async () => {
+    const bad = {
+      metadata: { name: 'bad', namespace },
+      spec: {
+        nodeName,
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          { name: 'no-command', image: 'probelet.local/busybox:test' },
+          { name: 'secret-env', image: 'probelet.local/busybox:test', command: ['sleep', '3600'], env: [{ name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] },
+        ],
+      },
+    } as unknown as V1Pod;
+    await admin.core.createNamespacedPod({ namespace, body: bad });
+    await createPod('e');
+    const statuses = await until('both containers of the bad pod to wait in CreateContainerConfigError', async () => {
+      const p = (await listPods()).find((x) => x.metadata?.name === 'bad');
+      const cs = p?.status?.containerStatuses ?? [];
+      return cs.length === 2 && cs.every((c) => c.state?.waiting?.reason === 'CreateContainerConfigError') ? cs : undefined;
+    });
+    expect(statuses.find((c) => c.name === 'no-command')?.state?.waiting?.message).toContain('spec.containers[0].command');
+    expect(statuses.find((c) => c.name === 'secret-env')?.state?.waiting?.message).toContain('spec.containers[1].env[0].valueFrom.secretKeyRef');
+    await readyPods(['e']);
+    const events = plain<{ items: Array<{ reason?: string; type?: string; message?: string }> }>(
+      await admin.core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=bad' }),
+    ).items;
+    expect(events.some((e) => e.type === 'Warning' && e.reason === 'Failed' && e.message?.startsWith('Error: ') === true)).toBe(true);
+  }, 60_000);
 });
