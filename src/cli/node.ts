@@ -62,9 +62,22 @@ export const SIMULATED_TAINT: Taint = { key: 'probelet.dev/simulated', value: 't
 export interface NodeEnvironment {
   /** Resolves with the first stop signal's name; tests pass their own. */
   stopped: () => Promise<string>;
+  /**
+   * Called once the node has stopped and cleaned up. The command's own process uses it so
+   * that a request the API server never answers (a black hole: the node gave up waiting for
+   * it) cannot keep the process alive.
+   */
+  afterStop?: () => void;
 }
 
+/** How long the process may linger after the node stopped before it exits anyway. */
+const LINGER_MS = 2_000;
+
 export const processStop: NodeEnvironment = {
+  afterStop: () => {
+    // Unref'd: it ends nothing that would end by itself, only what still hangs.
+    setTimeout(() => process.exit(), LINGER_MS).unref();
+  },
   stopped: () =>
     new Promise((resolve) => {
       const on = (signal: NodeJS.Signals): void => {
@@ -190,6 +203,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
       }),
     );
     await rm(runDir, { recursive: true, force: true });
+    env.afterStop?.();
   }
 }
 

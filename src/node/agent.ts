@@ -70,6 +70,21 @@ export interface NodeAgent {
 
 type PodState = 'running' | 'terminating';
 
+/** How long a stopping node waits for its last status and event writes. */
+export const CLOSE_FLUSH_LIMIT_MS = 5_000;
+
+/** Waits for `work` (whether it succeeds or fails), but no longer than `ms` on the clock. */
+function withinMs(clock: Clock, ms: number, work: Promise<unknown>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = clock.setTimeout(resolve, ms);
+    const done = (): void => {
+      clock.clearTimeout(timer);
+      resolve();
+    };
+    work.then(done, done);
+  });
+}
+
 interface Known {
   namespace: string;
   name: string;
@@ -108,6 +123,8 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   /** Pods the Kubelet refused: told once, not again at every update of the object. */
   const refused = new Set<string>();
   const terminations = new Set<Promise<void>>();
+  /** The Kubelet's part of those terminations (grace periods), which a stop waits for in full. */
+  const stopping = new Set<Promise<void>>();
   let closing = false;
 
   function admit(apiPod: Pod): void {
@@ -132,9 +149,12 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   /** Graceful termination of a pod whose deletion the API asked for, then the kubelet's final delete. */
   function terminate(uid: string, known: Known, graceSeconds: number | undefined): void {
     known.state = 'terminating';
+    const stopped = kubelet.deletePod(uid, graceSeconds);
+    stopping.add(stopped);
+    void stopped.finally(() => stopping.delete(stopped)).catch(() => undefined);
     const work = (async () => {
       try {
-        await kubelet.deletePod(uid, graceSeconds);
+        await stopped;
         await statusSink.flush(uid);
         await eventSink.flush();
         if (!closing) await deleteFromAPI(uid, known);
@@ -222,10 +242,12 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     async close() {
       closing = true;
       source.close();
-      await Promise.all([...terminations]);
+      // Pods being deleted finish their grace periods, then every other pod gets its own.
+      await Promise.allSettled([...stopping]);
       await kubelet.close();
-      for (const uid of pods.keys()) await statusSink.flush(uid);
-      await eventSink.flush();
+      // What is left to tell the API is told if it answers soon: one out of reach must not hold the stop.
+      const flushed = Promise.all([...terminations, ...[...pods.keys()].map((uid) => statusSink.flush(uid)), eventSink.flush()]);
+      await withinMs(clock, CLOSE_FLUSH_LIMIT_MS, flushed);
       offStatus();
       offEvents();
       heartbeat.close();
