@@ -155,8 +155,8 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     const work = (async () => {
       try {
         await stopped;
+        // The final status before the object goes; its events need not wait (a kubelet's do not).
         await statusSink.flush(uid);
-        await eventSink.flush();
         if (!closing) await deleteFromAPI(uid, known);
       } catch (err) {
         log(`pod ${known.namespace}/${known.name}: termination failed: ${errorMessage(err)}`);
