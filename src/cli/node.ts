@@ -18,8 +18,9 @@ import { Command, Option } from 'commander';
 import type { Taint } from 'kubernetes-types/core/v1.js';
 import type { Pod } from '../api/types.js';
 import { admitPods } from '../api/admit.js';
-import { startNodeAgent, type NodeAgent, type NodeAgentOptions } from '../node/agent.js';
-import { loadKubeClients, type KubeClients } from '../node/kube.js';
+// Types only: the agent and @kubernetes/client-node (seconds to load) are imported when `node` runs, not by every command.
+import type { NodeAgent, NodeAgentOptions } from '../node/agent.js';
+import type { KubeClients } from '../node/kube.js';
 import { detectNodeAddress } from '../node/node-object.js';
 import { Prober } from '../prober/prober.js';
 import type { ContainerRuntime } from '../runtime/types.js';
@@ -141,6 +142,8 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
     throw new CliUsageError('--node-ip: this machine has no non-loopback IPv4 address; give the address the cluster reaches it at (the API server refuses loopback pod IPs in EndpointSlices)');
   }
   if (isIP(address) === 0) throw new CliUsageError(`--node-ip ${JSON.stringify(address)}: not an IP address`);
+  const { loadKubeClients } = await import('../node/kube.js');
+  const { startNodeAgent } = await import('../node/agent.js');
   let clients: KubeClients;
   try {
     clients = loadKubeClients(flags.kubeconfig);

@@ -95,7 +95,10 @@ describeCluster('probelet node --runtime simulated --nodes 2 on a real control p
       const started = p.status?.containerStatuses?.[0]?.state?.running?.startedAt ?? '';
       expect(Date.parse(ready) - Date.parse(started)).toBeGreaterThanOrEqual(3000);
     }
-    const d = await apps.readNamespacedDeployment({ name: 'sim', namespace });
-    expect(d.status?.readyReplicas).toBe(4);
+    // The Deployment controller counts them (a moment after the pods say so).
+    await until('the Deployment to count 4 ready replicas', async () => {
+      const d = await apps.readNamespacedDeployment({ name: 'sim', namespace });
+      return d.status?.readyReplicas === 4 ? true : undefined;
+    });
   }, 60_000);
 });
