@@ -4,6 +4,7 @@ import { CliUsageError, type CliIO, processIO } from './io.js';
 import { registerCheckCommand } from './check.js';
 import { helpLayout } from './flags.js';
 import { registerProbeCommand } from './probe.js';
+import { registerNodeCommand } from './node.js';
 import { registerRunCommand } from './run.js';
 import { packageVersion } from './version.js';
 import { registerSimulateCommand } from './simulate.js';
@@ -26,6 +27,7 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
   registerRunCommand(program, io, setExit);
   registerCheckCommand(program, io, setExit);
   registerSimulateCommand(program, io, setExit);
+  registerNodeCommand(program, io, setExit);
   return program;
 }
 

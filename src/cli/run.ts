@@ -305,12 +305,12 @@ async function serve(view: KubeletView, listen: ListenAddress): Promise<RunningS
   }
 }
 
-interface DeferredView extends KubeletView {
+export interface DeferredView extends KubeletView {
   attach(target: KubeletView): void;
 }
 
 /** Serves nothing (no pods, no events) until the kubelet is attached. */
-function deferredView(): DeferredView {
+export function deferredView(): DeferredView {
   let target: KubeletView | undefined;
   /** Stream listeners that came before the kubelet: handed over when it is attached. */
   const early = new Map<(change: ViewChange) => void, () => void>();

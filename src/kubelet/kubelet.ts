@@ -271,6 +271,28 @@ export class Kubelet {
     await this.syncStatus(rec);
   }
 
+  /** Whether the pod was given to this kubelet and not removed since (any lifecycle). */
+  hasPod(uid: string): boolean {
+    return this.pods.has(uid);
+  }
+
+  /**
+   * Forgets a pod whose termination has finished (the pod worker's "finished" state, after
+   * which upstream's pod manager drops the pod once the API object is gone): its record and
+   * its status go. A source of pods that outlives its pods (the cluster agent) calls this, so
+   * that what the kubelet keeps does not grow with every pod it ever ran. Refuses a pod that
+   * still runs: only {@link deletePod} ends one.
+   */
+  removePod(uid: string): void {
+    const rec = this.pods.get(uid);
+    if (!rec) return;
+    if (rec.lifecycle !== 'terminated') throw new Error(`pod ${rec.pod.metadata?.name ?? uid} is not terminated: delete it first`);
+    this.clearTimer(rec);
+    this.pods.delete(uid);
+    this.statusManager.removePod(uid);
+    for (const key of this.imageRetryAt.keys()) if (key.startsWith(`${uid}/`)) this.imageRetryAt.delete(key);
+  }
+
   /**
    * Stops what still runs, each with a `Killing` event: regular containers together, then
    * sidecars in reverse order, all within one grace budget (each gets at least 2 s).

@@ -53,6 +53,10 @@ export function generatePodStatus(input: PodStatusInput): PodStatus {
     status.podIP = input.podIP;
     status.podIPs = [{ ip: input.podIP }];
   }
+  // PodObservedGenerationTracking (on in 1.35): the generation of the spec this status is
+  // for, omitted (Go's omitempty) for a pod without one, as a local manifest is.
+  const generation = pod.metadata?.generation;
+  if (generation !== undefined && generation !== 0) (status as PodStatus & { observedGeneration?: number }).observedGeneration = generation;
   return status;
 }
 

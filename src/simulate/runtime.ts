@@ -50,6 +50,11 @@ export interface SimRuntimeOptions {
    * (prober/start-latency.ts). Default: none, a container starts at once.
    */
   startLatency?: () => number;
+  /**
+   * Behaviours of one pod, asked once when its sandbox is created (a cluster node reads them
+   * from the pod's annotation); a pod it gives none plays `behaviours`.
+   */
+  behavioursFor?: (pod: Pod) => Behaviours | undefined;
 }
 
 /** The simulated runtime; also tells the probe handlers what a container's script says now. */
@@ -64,6 +69,9 @@ export class SimRuntime implements ContainerRuntime {
   private readonly startLatency: (() => number) | undefined;
   /** Starts under way (δ not over yet): finished on close. */
   private readonly starting = new Map<unknown, () => void>();
+  private readonly behavioursFor: SimRuntimeOptions['behavioursFor'];
+  /** Pod UID → its own behaviours (from `behavioursFor`), while its sandbox exists. */
+  private readonly podBehaviours = new Map<string, Behaviours>();
   /** Told of every container the kubelet stops (so that exits it caused are told apart). */
   onStop: ((containerID: string) => void) | undefined;
 
@@ -72,12 +80,20 @@ export class SimRuntime implements ContainerRuntime {
     this.behaviours = options.behaviours;
     this.idBase = options.idBase ?? 0;
     this.startLatency = options.startLatency;
+    this.behavioursFor = options.behavioursFor;
+  }
+
+  /** The behaviours a pod's containers play: its own, else the runtime's. */
+  private behavioursOf(podUID: string): Behaviours {
+    return this.podBehaviours.get(podUID) ?? this.behaviours;
   }
 
   runPodSandbox(pod: Pod): Promise<PodSandbox> {
     const podUID = pod.metadata?.uid ?? '';
     const id = `sandbox-${podUID}`;
     this.sandboxes.set(id, podUID);
+    const own = this.behavioursFor?.(pod);
+    if (own) this.podBehaviours.set(podUID, own);
     // One address for every pod, like the local runtime's host network: outputs read alike.
     return Promise.resolve({ id, podUID, podIP: '127.0.0.1' });
   }
@@ -88,6 +104,7 @@ export class SimRuntime implements ContainerRuntime {
     for (const c of this.containers.values()) {
       if (c.status.podUID === podUID && c.status.state === 'running') this.exit(c, SIGKILL_EXIT);
     }
+    if (podUID !== undefined) this.podBehaviours.delete(podUID);
     return Promise.resolve();
   }
 
@@ -118,7 +135,7 @@ export class SimRuntime implements ContainerRuntime {
       createdAt: now,
       startedAt: now,
     };
-    const script = containerScript(this.behaviours, container.name, isPlainInit(pod, container));
+    const script = containerScript(this.behavioursOf(status.podUID), container.name, isPlainInit(pod, container));
     const sim: SimContainer = { status, timer: undefined, waiters: [], script };
     this.containers.set(id, sim);
     const exit = exitOf(script);
@@ -132,7 +149,7 @@ export class SimRuntime implements ContainerRuntime {
     if (!sim || sim.status.state !== 'running') return Promise.resolve();
     this.onStop?.(containerID);
     const done = new Promise<void>((resolve) => sim.waiters.push(resolve));
-    const onSigterm = this.behaviours.get(sim.status.name)?.onSigterm;
+    const onSigterm = this.behavioursOf(sim.status.podUID).get(sim.status.name)?.onSigterm;
     if (!onSigterm) {
       this.exit(sim, SIGTERM_EXIT);
       return done;
@@ -197,9 +214,10 @@ export class SimRuntime implements ContainerRuntime {
     const sim = this.containers.get(containerID);
     if (!sim || sim.status.state !== 'running') return undefined;
     const name = sim.status.name;
-    const afterTerm = this.behaviours.get(name)?.onSigterm?.probes;
+    const behaviours = this.behavioursOf(sim.status.podUID);
+    const afterTerm = behaviours.get(name)?.onSigterm?.probes;
     if (sim.termAt !== undefined && afterTerm) return phaseAt(afterTerm, this.clock.now() - sim.termAt).phase.state;
-    const script = kind === undefined ? sim.script : probeScript(this.behaviours, name, kind);
+    const script = kind === undefined ? sim.script : probeScript(behaviours, name, kind);
     return phaseAt(script, this.clock.now() - (sim.status.startedAt ?? 0)).phase.state;
   }
 
@@ -220,6 +238,7 @@ export class SimRuntime implements ContainerRuntime {
     this.starting.clear();
     for (const c of this.containers.values()) if (c.status.state === 'running') this.exit(c, SIGKILL_EXIT);
     this.sandboxes.clear();
+    this.podBehaviours.clear();
     return Promise.resolve();
   }
 

@@ -579,3 +579,37 @@ describe('admission', () => {
     expect(h.pod().status?.containerStatuses?.[0]?.restartCount).toBeGreaterThanOrEqual(3);
   });
 });
+
+describe('removePod (a source that outlives its pods)', () => {
+  it('forgets a terminated pod and its status; refuses one that still runs', async () => {
+    const h = harness([podOf([app()])]);
+    await settle(h.clock);
+    expect(h.kubelet.hasPod('uid-web')).toBe(true);
+    expect(() => h.kubelet.removePod('uid-web')).toThrow('pod web is not terminated: delete it first');
+    const deleting = h.kubelet.deletePod('uid-web', 1);
+    await h.clock.advance(2000);
+    await deleting;
+    h.kubelet.removePod('uid-web');
+    expect(h.kubelet.hasPod('uid-web')).toBe(false);
+    expect(h.kubelet.listPods()).toEqual([]);
+    expect(h.kubelet.statusManager.getPodStatus('uid-web')).toBeUndefined();
+    // The same UID may come again (a re-list): it runs as a new pod.
+    h.kubelet.addPods([podOf([app()])]);
+    await settle(h.clock);
+    expect(h.kubelet.hasPod('uid-web')).toBe(true);
+    expect(h.runtime.running('app')).toBeDefined();
+  });
+});
+
+describe('observedGeneration (PodObservedGenerationTracking, on in 1.35)', () => {
+  it('the status and the kubelet’s conditions carry the pod’s generation; a pod without one has none', async () => {
+    const withGeneration = podOf([app()], {}, 'api');
+    withGeneration.metadata = { ...withGeneration.metadata, generation: 3 };
+    const h = harness([withGeneration, podOf([app()])]);
+    await settle(h.clock);
+    const api = h.pod('api').status as { observedGeneration?: number; conditions?: Array<{ type: string; observedGeneration?: number }> };
+    expect(api.observedGeneration).toBe(3);
+    expect(api.conditions?.find((c) => c.type === 'Ready')?.observedGeneration).toBe(3);
+    expect('observedGeneration' in (h.pod('web').status ?? {})).toBe(false);
+  });
+});

@@ -111,3 +111,29 @@ describe('simulated handlers', () => {
     );
   });
 });
+
+describe('SimRuntime behavioursFor (a cluster node: behaviours from each pod)', () => {
+  it('gives each pod its own behaviours; a pod given none plays the runtime’s', async () => {
+    const clock = new FakeClock(0, { settleTurns: 1 });
+    const own = new Map<string, ContainerBehaviour>([['c', { probes: { readiness: parseScript('down') }, script: parseScript('up:5s,exit(2)') }]]);
+    const runtime = new SimRuntime({
+      clock,
+      behaviours: new Map(),
+      behavioursFor: (p) => (p.metadata?.name === 'scripted' ? own : undefined),
+    });
+    const start = async (name: string): Promise<string> => {
+      const p: Pod = { metadata: { name, uid: `uid-${name}` }, spec: { containers: [container] } };
+      const sandbox = await runtime.runPodSandbox(p);
+      return (await runtime.startContainer(sandbox.id, p, container, 0)).id;
+    };
+    const scripted = await start('scripted');
+    const plain = await start('plain');
+    expect(runtime.stateOf(scripted, 'readiness')?.kind).toBe('down');
+    expect(runtime.stateOf(scripted, 'liveness')?.kind).toBe('up');
+    expect(runtime.stateOf(plain, 'readiness')?.kind).toBe('up');
+    await clock.advance(5000);
+    expect(runtime.containerStatus(scripted)).toMatchObject({ state: 'exited', exitCode: 2 });
+    expect(runtime.containerStatus(plain)?.state).toBe('running');
+    await runtime.close();
+  });
+});

@@ -1,0 +1,256 @@
+/**
+ * `probelet node`'s agent: a source of pods and a sink of status and events for the same
+ * Kubelet `probelet run` drives. It registers the Node and keeps its Lease, feeds the pods
+ * bound to it (list + watch) to the Kubelet, writes their status and the Kubelet's events
+ * through the API, and ends a deleted pod as the kubelet does: terminate with the grace
+ * period, write the final status, then delete the object with `gracePeriodSeconds=0`.
+ */
+import type { Taint } from 'kubernetes-types/core/v1.js';
+import type { Pod } from '../api/types.js';
+import { admitPods } from '../api/admit.js';
+import { createEventRecorder } from '../kubelet/events.js';
+import { Kubelet, type KubeletOptions } from '../kubelet/kubelet.js';
+import type { EventRecorder } from '../prober/types.js';
+import type { ContainerRuntime } from '../runtime/types.js';
+import { realClock, realRandom, type Clock } from '../util/clock.js';
+import { createEventSink, type EventSink } from './event-sink.js';
+import { startHeartbeat, type Heartbeat } from './heartbeat.js';
+import { errorMessage, httpStatus, type KubeClients } from './kube.js';
+import type { NodeIdentity } from './node-object.js';
+import { startPodSource, type PodSource } from './pod-source.js';
+import { createStatusSink, type StatusSink } from './status-sink.js';
+import { VOLUMES_NOT_MOUNTED_REASON, volumesNotMountedMessage, withoutVolumes } from './volumes.js';
+
+export interface NodeAgentOptions {
+  clients: KubeClients;
+  name: string;
+  runtime: ContainerRuntime;
+  /** `nodeInfo.containerRuntimeVersion`. */
+  runtimeVersion: string;
+  probeletVersion: string;
+  /** The read-only API's port, named in `daemonEndpoints` (0: none). */
+  port: number;
+  /** The node's `InternalIP`, also its pods' IP (they share the host's network). */
+  address: string;
+  taints?: Taint[];
+  labels?: Record<string, string>;
+  clock?: Clock;
+  random?: () => number;
+  log: (line: string) => void;
+  /**
+   * What the Kubelet admits (default: the API's defaults and validation only; what a runtime
+   * cannot run — no command for the process runtime, env from a Secret — is its container's
+   * `CreateContainerConfigError`, as the kubelet reports a container it cannot create).
+   */
+  admit?: KubeletOptions['admit'];
+  /** The Kubelet's prober, built over the node's event recorder (the simulated runtime's handlers); default the real one. */
+  prober?: (recorder: EventRecorder) => NonNullable<KubeletOptions['prober']>;
+  /** Warnings about a pod, each recorded as one Warning event when the pod is admitted (a bad behaviour annotation). */
+  podWarnings?: (pod: Pod) => Array<{ reason: string; message: string }>;
+  /** The probe flight recorder (default on; a fleet of many nodes turns it off). */
+  flightRecorder?: boolean;
+  /** Aborting it gives up a registration still being retried (the node is stopped before it joined). */
+  signal?: AbortSignal;
+}
+
+export interface NodeAgent {
+  readonly name: string;
+  readonly kubelet: Kubelet;
+  /** Resolves after the first list of pods was handed to the Kubelet. */
+  readonly synced: Promise<void>;
+  /** Status and event writes so far (tests, the benchmark). */
+  writes(): { status: number; events: number };
+  /**
+   * Stops the node: no more pods are taken; every pod still running is stopped (with its
+   * grace period) and its final status written, but the API objects stay (the node, not
+   * the pods, went away: the node lifecycle controller evicts them). Then the Lease stops.
+   */
+  close(): Promise<void>;
+}
+
+type PodState = 'running' | 'terminating';
+
+/** How long a stopping node waits for its last status and event writes. */
+export const CLOSE_FLUSH_LIMIT_MS = 5_000;
+
+/** Waits for `work` (whether it succeeds or fails), but no longer than `ms` on the clock. */
+function withinMs(clock: Clock, ms: number, work: Promise<unknown>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = clock.setTimeout(resolve, ms);
+    const done = (): void => {
+      clock.clearTimeout(timer);
+      resolve();
+    };
+    work.then(done, done);
+  });
+}
+
+interface Known {
+  namespace: string;
+  name: string;
+  state: PodState;
+}
+
+export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent> {
+  const { clients, name, runtime, log } = options;
+  const clock = options.clock ?? realClock;
+  const random = options.random ?? realRandom;
+  const identity: NodeIdentity = {
+    name,
+    runtimeVersion: options.runtimeVersion,
+    probeletVersion: options.probeletVersion,
+    port: options.port,
+    address: options.address,
+    ...(options.taints ? { taints: options.taints } : {}),
+    ...(options.labels ? { labels: options.labels } : {}),
+  };
+  const heartbeat: Heartbeat = await startHeartbeat({ clients, identity, clock, log, ...(options.signal ? { signal: options.signal } : {}) });
+  const recorder = createEventRecorder({ clock, host: name });
+  const kubelet = new Kubelet({
+    runtime,
+    clock,
+    random,
+    recorder,
+    admit: options.admit ?? admitPods,
+    ...(options.prober ? { prober: options.prober(recorder) } : {}),
+    ...(options.flightRecorder === false ? { flightRecorder: false } : {}),
+  });
+  const statusSink: StatusSink = createStatusSink(clients, options.address, log);
+  const eventSink: EventSink = createEventSink(clients, log);
+  const offStatus = kubelet.onPodStatus((pod) => statusSink.offer(pod));
+  const offEvents = recorder.subscribe((event) => eventSink.offer(event));
+  const pods = new Map<string, Known>();
+  /** Pods the Kubelet refused: told once, not again at every update of the object. */
+  const refused = new Set<string>();
+  const terminations = new Set<Promise<void>>();
+  /** The Kubelet's part of those terminations (grace periods), which a stop waits for in full. */
+  const stopping = new Set<Promise<void>>();
+  let closing = false;
+
+  function admit(apiPod: Pod): void {
+    const uid = apiPod.metadata?.uid ?? '';
+    const namespace = apiPod.metadata?.namespace ?? 'default';
+    const podName = apiPod.metadata?.name ?? '';
+    const { pod, dropped } = withoutVolumes(apiPod);
+    const result = kubelet.addPods([pod]);
+    const rejected = result.errors[0];
+    if (rejected) {
+      refused.add(uid);
+      log(`pod ${namespace}/${podName}: not admitted: ${rejected.message}`);
+      recorder.event({ pod: apiPod }, 'Warning', 'FailedAdmission', rejected.message);
+      return;
+    }
+    pods.set(uid, { namespace, name: podName, state: 'running' });
+    statusSink.track(uid, namespace, podName);
+    if (dropped.length > 0) recorder.event({ pod: apiPod }, 'Warning', VOLUMES_NOT_MOUNTED_REASON, volumesNotMountedMessage(dropped));
+    for (const w of options.podWarnings?.(apiPod) ?? []) recorder.event({ pod: apiPod }, 'Warning', w.reason, w.message);
+  }
+
+  /** Graceful termination of a pod whose deletion the API asked for, then the kubelet's final delete. */
+  function terminate(uid: string, known: Known, graceSeconds: number | undefined): void {
+    known.state = 'terminating';
+    const stopped = kubelet.deletePod(uid, graceSeconds);
+    stopping.add(stopped);
+    void stopped.finally(() => stopping.delete(stopped)).catch(() => undefined);
+    const work = (async () => {
+      try {
+        await stopped;
+        // The final status before the object goes; its events need not wait (a kubelet's do not).
+        await statusSink.flush(uid);
+        if (!closing) await deleteFromAPI(uid, known);
+      } catch (err) {
+        log(`pod ${known.namespace}/${known.name}: termination failed: ${errorMessage(err)}`);
+      } finally {
+        forget(uid);
+      }
+    })();
+    terminations.add(work);
+    void work.finally(() => terminations.delete(work));
+  }
+
+  /** `canBeDeleted` → `Delete` with grace 0 and the UID as precondition, as the status manager does. */
+  async function deleteFromAPI(uid: string, known: Known): Promise<void> {
+    try {
+      await clients.core.deleteNamespacedPod({
+        name: known.name,
+        namespace: known.namespace,
+        gracePeriodSeconds: 0,
+        body: { gracePeriodSeconds: 0, preconditions: { uid } },
+      });
+    } catch (err) {
+      const code = httpStatus(err);
+      if (code !== 404 && code !== 409) throw err;
+    }
+  }
+
+  function forget(uid: string): void {
+    statusSink.untrack(uid);
+    pods.delete(uid);
+    if (kubelet.hasPod(uid)) {
+      try {
+        kubelet.removePod(uid);
+      } catch {
+        // Still terminating (closing): the kubelet's close ends it.
+      }
+    }
+  }
+
+  const source: PodSource = startPodSource({
+    clients,
+    nodeName: name,
+    clock,
+    random,
+    log,
+    handlers: {
+      upsert(pod) {
+        if (closing) return;
+        const uid = pod.metadata?.uid ?? '';
+        const known = pods.get(uid);
+        if (pod.metadata?.deletionTimestamp) {
+          if (known?.state === 'running') terminate(uid, known, pod.metadata.deletionGracePeriodSeconds);
+          else if (!known && !kubelet.hasPod(uid)) {
+            // Never started here: nothing to stop, the object can go.
+            void deleteFromAPI(uid, { namespace: pod.metadata.namespace ?? 'default', name: pod.metadata.name ?? '', state: 'terminating' }).catch(
+              (err: unknown) => log(`pod ${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}: deleting it failed: ${errorMessage(err)}`),
+            );
+          }
+          return;
+        }
+        if (known || kubelet.hasPod(uid) || refused.has(uid)) return;
+        // A pod that finished before this node saw it is not run again.
+        const phase = pod.status?.phase;
+        if (phase === 'Succeeded' || phase === 'Failed') return;
+        admit(pod);
+      },
+      remove(uid) {
+        refused.delete(uid);
+        const known = pods.get(uid);
+        // Deleted at once (--force, or the node's own final delete): tear down now.
+        if (known?.state === 'running') {
+          statusSink.untrack(uid);
+          terminate(uid, known, 0);
+        }
+      },
+    },
+  });
+
+  return {
+    name,
+    kubelet,
+    synced: source.synced,
+    writes: () => ({ status: statusSink.writes, events: eventSink.writes }),
+    async close() {
+      closing = true;
+      source.close();
+      // Pods being deleted finish their grace periods, then every other pod gets its own.
+      await Promise.allSettled([...stopping]);
+      await kubelet.close();
+      // What is left to tell the API is told if it answers soon: one out of reach must not hold the stop.
+      const flushed = Promise.all([...terminations, ...[...pods.keys()].map((uid) => statusSink.flush(uid)), eventSink.flush()]);
+      await withinMs(clock, CLOSE_FLUSH_LIMIT_MS, flushed);
+      offStatus();
+      offEvents();
+      heartbeat.close();
+    },
+  };
+}

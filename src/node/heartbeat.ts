@@ -1,0 +1,184 @@
+/**
+ * Registration and the two heartbeats of a kubelet (`registerWithAPIServer`, the node lease
+ * controller, `syncNodeStatus`): the Node is created (or the existing one adopted), its
+ * Lease in `kube-node-lease` is renewed every 10 s, and its status is reported every 10 s
+ * when it changed, else every 5 minutes. A failed call is logged and tried again at the next
+ * tick; nothing here ever stops the node.
+ */
+import type { V1Lease, V1Node } from '@kubernetes/client-node';
+import type { Node, NodeStatus } from 'kubernetes-types/core/v1.js';
+import type { Lease } from 'kubernetes-types/coordination/v1.js';
+import type { Clock } from '../util/clock.js';
+import { errorMessage, httpStatus, plain, strategicMergePatch, type KubeClients } from './kube.js';
+import { initialNode, nodeStatus, statusFingerprint, type NodeIdentity } from './node-object.js';
+
+/** `kube-node-lease`: where every node's Lease lives. */
+export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+/** The kubelet's `nodeLeaseDurationSeconds` default. */
+export const NODE_LEASE_DURATION_SECONDS = 40;
+/** The lease controller renews at a quarter of the duration: 10 s. */
+export const LEASE_RENEW_INTERVAL_MS = (NODE_LEASE_DURATION_SECONDS * 1000) / 4;
+/** `nodeStatusUpdateFrequency`: how often the status is computed (and sent if it changed). */
+export const NODE_STATUS_UPDATE_FREQUENCY_MS = 10_000;
+/** `nodeStatusReportFrequency`: an unchanged status is still reported this often. */
+export const NODE_STATUS_REPORT_FREQUENCY_MS = 5 * 60_000;
+
+export interface Heartbeat {
+  /** The registered Node's UID. */
+  readonly uid: string;
+  /** Stops both loops (the Lease simply expires; the node lifecycle controller marks the node NotReady). */
+  close(): void;
+}
+
+export interface HeartbeatOptions {
+  clients: KubeClients;
+  identity: NodeIdentity;
+  clock: Clock;
+  log: (line: string) => void;
+  /** Aborting it stops the registration attempts (the node is being stopped before it registered). */
+  signal?: AbortSignal;
+}
+
+/** `registerWithAPIServer`'s back-off between attempts: 100 ms doubling to 7 s. */
+const REGISTER_BACKOFF_INITIAL_MS = 100;
+const REGISTER_BACKOFF_MAX_MS = 7_000;
+
+/** `metav1.MicroTime` on the wire: RFC 3339 with microseconds. */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/Z$/, '000Z');
+}
+
+/** Whole seconds, as `metav1.Time` is serialized. */
+function kubeTime(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Registers the node (or adopts an existing Node of that name) and starts its heartbeats. */
+export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbeat> {
+  const { clients, identity, clock, log } = options;
+  const node = await registerUntilDone(options);
+  const uid = node.metadata?.uid ?? '';
+  let closed = false;
+  let lease: Lease | undefined;
+  let lastStatus: NodeStatus | undefined = node.status;
+  let lastFingerprint = '';
+  let lastReportAt = -Infinity;
+  const timers: { lease?: unknown; status?: unknown } = {};
+
+  async function renewLease(): Promise<void> {
+    const name = identity.name;
+    const renewed = (base: Lease | undefined): Lease => ({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        ...base?.metadata,
+        name,
+        namespace: NODE_LEASE_NAMESPACE,
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name, uid }],
+      },
+      spec: { holderIdentity: name, leaseDurationSeconds: NODE_LEASE_DURATION_SECONDS, renewTime: microTime(clock.now()) },
+    });
+    try {
+      if (lease === undefined) {
+        try {
+          lease = plain<Lease>(await clients.coordination.readNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE }));
+        } catch (err) {
+          if (httpStatus(err) !== 404) throw err;
+          const body = renewed(undefined) as unknown as V1Lease;
+          lease = plain<Lease>(await clients.coordination.createNamespacedLease({ namespace: NODE_LEASE_NAMESPACE, body }));
+          return;
+        }
+      }
+      const body = renewed(lease) as unknown as V1Lease;
+      lease = plain<Lease>(await clients.coordination.replaceNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE, body }));
+    } catch (err) {
+      // A conflict or a lost lease: read it afresh at the next renewal.
+      lease = undefined;
+      log(`node ${name}: renewing its Lease in ${NODE_LEASE_NAMESPACE} failed: ${errorMessage(err)} (retrying in ${LEASE_RENEW_INTERVAL_MS / 1000} s)`);
+    }
+  }
+
+  async function syncStatus(): Promise<void> {
+    const now = clock.now();
+    const status = nodeStatus(identity, kubeTime(now), lastStatus);
+    const fingerprint = statusFingerprint(status);
+    if (fingerprint === lastFingerprint && now - lastReportAt < NODE_STATUS_REPORT_FREQUENCY_MS) return;
+    try {
+      const patched = await clients.core.patchNodeStatus({ name: identity.name, body: { status } }, strategicMergePatch);
+      lastStatus = plain<Node>(patched).status ?? status;
+      lastFingerprint = fingerprint;
+      lastReportAt = now;
+    } catch (err) {
+      log(`node ${identity.name}: updating its status failed: ${errorMessage(err)} (retrying in ${NODE_STATUS_UPDATE_FREQUENCY_MS / 1000} s)`);
+    }
+  }
+
+  function loop(key: 'lease' | 'status', work: () => Promise<void>, intervalMs: number): void {
+    if (closed) return;
+    void work().finally(() => {
+      if (!closed) timers[key] = clock.setTimeout(() => loop(key, work, intervalMs), intervalMs);
+    });
+  }
+
+  await syncStatus();
+  await renewLease();
+  timers.status = clock.setTimeout(() => loop('status', syncStatus, NODE_STATUS_UPDATE_FREQUENCY_MS), NODE_STATUS_UPDATE_FREQUENCY_MS);
+  timers.lease = clock.setTimeout(() => loop('lease', renewLease, LEASE_RENEW_INTERVAL_MS), LEASE_RENEW_INTERVAL_MS);
+  return {
+    uid,
+    close: () => {
+      closed = true;
+      clock.clearTimeout(timers.lease);
+      clock.clearTimeout(timers.status);
+    },
+  };
+}
+
+/**
+ * `registerWithAPIServer` retries until it succeeds (an API server still starting, a network
+ * not yet up): each failure is a log line naming the fix where there is one.
+ */
+async function registerUntilDone({ clients, identity, clock, log, signal }: HeartbeatOptions): Promise<Node> {
+  let backoffMs = REGISTER_BACKOFF_INITIAL_MS;
+  for (;;) {
+    if (signal?.aborted) throw new Error(`node ${identity.name}: stopped before it registered`);
+    try {
+      return await register(clients, identity);
+    } catch (err) {
+      const why = `${errorMessage(err)}${registrationHint(httpStatus(err), identity.name)}`;
+      log(`node ${identity.name}: registering with ${clients.server} failed: ${why} (retrying in ${(backoffMs / 1000).toFixed(1)} s)`);
+    }
+    await new Promise<void>((resolve) => {
+      const timer = clock.setTimeout(resolve, backoffMs);
+      signal?.addEventListener('abort', () => {
+        clock.clearTimeout(timer);
+        resolve();
+      }, { once: true });
+    });
+    backoffMs = Math.min(backoffMs * 2, REGISTER_BACKOFF_MAX_MS);
+  }
+}
+
+/** What to do about a refused registration. */
+export function registrationHint(code: number | undefined, name: string): string {
+  if (code === 401) return '; the kubeconfig\'s credentials were refused: renew them (an expired certificate or token)';
+  if (code === 403) {
+    return `; the kubeconfig's identity may not write Node ${name}: use system:node:${name} (group system:nodes) under the Node authorizer, or an identity RBAC allows to write nodes (docs/node.md, Authentication)`;
+  }
+  return '';
+}
+
+/**
+ * `registerWithAPIServer`: creates the Node; when one of that name exists (a restart), adopts
+ * it and brings its labels and taints to what this node declares.
+ */
+async function register(clients: KubeClients, identity: NodeIdentity): Promise<Node> {
+  const wanted = initialNode(identity);
+  try {
+    return plain<Node>(await clients.core.createNode({ body: wanted as unknown as V1Node }));
+  } catch (err) {
+    if (httpStatus(err) !== 409) throw err;
+  }
+  const body = { metadata: { labels: wanted.metadata?.labels, annotations: wanted.metadata?.annotations }, spec: { taints: wanted.spec?.taints ?? [] } };
+  return plain<Node>(await clients.core.patchNode({ name: identity.name, body }, strategicMergePatch));
+}

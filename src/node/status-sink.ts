@@ -1,0 +1,113 @@
+/**
+ * The status manager's API half (`syncPod` of `pkg/kubelet/status/status_manager.go`): the
+ * kubelet's generated status goes to `pods/status` as a strategic merge patch (conditions
+ * merge by type, so the scheduler's `PodScheduled` and controllers' conditions stay), with the
+ * pod's UID as a precondition, only when it differs from what was last written, one write in
+ * flight per pod, the newest status winning over any queued one.
+ */
+import type { Pod, PodStatus } from '../api/types.js';
+import { errorMessage, httpStatus, strategicMergePatch, type KubeClients } from './kube.js';
+
+export interface StatusSink {
+  /** The kubelet's newest status for a pod (times serialized). Ignored for pods not tracked. */
+  offer(pod: Pod): void;
+  /** Starts writing a pod's status (the API object exists). */
+  track(uid: string, namespace: string, name: string): void;
+  /** Resolves once the newest status offered for the pod is written (or given up). */
+  flush(uid: string): Promise<void>;
+  /** Stops writing a pod's status (the API object is gone). */
+  untrack(uid: string): void;
+  /** How many status writes were made, for tests and the benchmark. */
+  readonly writes: number;
+}
+
+interface Tracked {
+  namespace: string;
+  name: string;
+  /** JSON of the status last written. */
+  written?: string;
+  pending?: PodStatus;
+  inFlight?: Promise<void>;
+}
+
+/** The address the local runtimes give a pod and its host: loopback (they share the host's network). */
+const LOOPBACK = '127.0.0.1';
+
+/**
+ * The status as the API gets it. `qosClass` is the API server's (computed at creation, never
+ * changed after). Pods of the local runtimes share the host's network, like `hostNetwork`
+ * pods, whose IP is the node's: the kubelet probes them on loopback, the cluster sees the
+ * node's address (the API server refuses loopback addresses in EndpointSlices).
+ */
+export function forAPI(status: PodStatus, nodeAddress: string): PodStatus {
+  const { qosClass: _q, ...rest } = status;
+  const host = (ip: string | undefined): string | undefined => (ip === LOOPBACK ? nodeAddress : ip);
+  const out: PodStatus = { ...rest };
+  if (rest.podIP !== undefined) out.podIP = host(rest.podIP);
+  if (rest.podIPs) out.podIPs = rest.podIPs.map((p) => ({ ip: host(p.ip) ?? p.ip }));
+  if (rest.hostIP !== undefined) out.hostIP = host(rest.hostIP);
+  if (rest.hostIPs) out.hostIPs = rest.hostIPs.map((p) => ({ ip: host(p.ip) ?? p.ip }));
+  return out;
+}
+
+export function createStatusSink(clients: KubeClients, nodeAddress: string, log: (line: string) => void): StatusSink {
+  const pods = new Map<string, Tracked>();
+  let writes = 0;
+
+  async function drain(uid: string, t: Tracked): Promise<void> {
+    while (t.pending !== undefined && pods.get(uid) === t) {
+      const status = t.pending;
+      t.pending = undefined;
+      const json = JSON.stringify(status);
+      if (json === t.written) continue;
+      try {
+        writes++;
+        await clients.core.patchNamespacedPodStatus(
+          { name: t.name, namespace: t.namespace, body: { metadata: { uid }, status } },
+          strategicMergePatch,
+        );
+        t.written = json;
+      } catch (err) {
+        const code = httpStatus(err);
+        // Gone (404) or replaced by a pod of the same name (409, the UID precondition): nothing to write to.
+        if (code === 404 || code === 409) return;
+        log(`pod ${t.namespace}/${t.name}: writing its status failed: ${errorMessage(err)} (the next change retries)`);
+        // Keep the newest unwritten status for the next offer or flush.
+        t.pending ??= status;
+        return;
+      }
+    }
+  }
+
+  function kick(uid: string, t: Tracked): Promise<void> {
+    t.inFlight ??= drain(uid, t).finally(() => {
+      t.inFlight = undefined;
+    });
+    return t.inFlight;
+  }
+
+  return {
+    offer(pod) {
+      const uid = pod.metadata?.uid ?? '';
+      const t = pods.get(uid);
+      if (!t || !pod.status) return;
+      t.pending = forAPI(pod.status, nodeAddress);
+      void kick(uid, t);
+    },
+    track(uid, namespace, name) {
+      if (!pods.has(uid)) pods.set(uid, { namespace, name });
+    },
+    async flush(uid) {
+      const t = pods.get(uid);
+      if (!t) return;
+      await t.inFlight;
+      if (t.pending !== undefined) await kick(uid, t);
+    },
+    untrack(uid) {
+      pods.delete(uid);
+    },
+    get writes() {
+      return writes;
+    },
+  };
+}
