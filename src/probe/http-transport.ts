@@ -314,8 +314,17 @@ function wireHeaders(hop: Hop): string[] {
 }
 
 
+/**
+ * A header value on one line, without surrounding blanks. Trimmed by a scan: the pattern
+ * `[ \t]+$` rescans a long run of blanks from each of its positions (quadratic).
+ */
 function cleanValue(value: string): string {
-  return value.replace(/[\r\n]/g, ' ').replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+  const line = value.replace(/[\r\n]/g, ' ');
+  let start = 0;
+  let end = line.length;
+  while (start < end && (line[start] === ' ' || line[start] === '\t')) start++;
+  while (end > start && (line[end - 1] === ' ' || line[end - 1] === '\t')) end--;
+  return line.slice(start, end);
 }
 
 /** The Host line's value as bytes: the request's Host, else the URL's host. */
