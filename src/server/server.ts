@@ -12,6 +12,7 @@ import { isOwnOrigin } from './origin.js';
 import { route } from './routes.js';
 import { forbiddenStatus } from './status.js';
 import { serveStream } from './stream.js';
+import { createStreamBudget, STREAM_LIMITS, type StreamBudget, type StreamLimits } from './stream-budget.js';
 import type { KubeletView } from './view.js';
 
 export interface ServerOptions {
@@ -23,6 +24,8 @@ export interface ServerOptions {
   dashboardDir?: string;
   /** Timers of the live stream (batching, heartbeat); default the real clock. */
   clock?: Clock;
+  /** What all `/stream` clients together may hold; default {@link STREAM_LIMITS}. */
+  streamLimits?: StreamLimits;
 }
 
 export interface RunningServer {
@@ -31,6 +34,8 @@ export interface RunningServer {
   address: { host: string; port: number };
   /** Stops listening and closes every connection, keep-alive ones included. Idempotent. */
   close(): Promise<void>;
+  /** `/stream` clients open now and the bytes they have not read yet (all within {@link ServerOptions.streamLimits}). */
+  streamUse(): { streams: number; backlogBytes: number };
 }
 
 export const DEFAULT_READ_ONLY_PORT = 10255;
@@ -50,6 +55,7 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
 
   const dashboard = await loadDashboard(options.dashboardDir);
   const clock = options.clock ?? realClock;
+  const streams = createStreamBudget(options.streamLimits ?? STREAM_LIMITS);
   let ownPort = port;
   const server = createServer(
     {
@@ -61,7 +67,7 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
       connectionsCheckingInterval: 1000,
     },
     (req, res) => {
-      void respond(view, req, res, { dashboard, clock, port: ownPort });
+      void respond(view, req, res, { dashboard, clock, port: ownPort, streams });
     },
   );
   await new Promise<void>((resolve, reject) => {
@@ -79,6 +85,7 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
   return {
     url: `http://${urlHost}:${info.port}`,
     address: { host: info.address, port: info.port },
+    streamUse: () => ({ streams: streams.streams(), backlogBytes: streams.backlogBytes() }),
     close: () => {
       closing ??= new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));
@@ -94,6 +101,7 @@ interface ServeContext {
   dashboard: Dashboard;
   clock: Clock;
   port: number;
+  streams: StreamBudget;
 }
 
 /**
@@ -105,7 +113,7 @@ const OPEN_PATHS = new Set(['/healthz']);
 
 async function respond(view: KubeletView, req: IncomingMessage, res: ServerResponse, ctx: ServeContext): Promise<void> {
   const method = req.method ?? 'GET';
-  const refused = guardRequest(method, req.url ?? '/');
+  const refused = guardRequest(method, req.url ?? '/', req.rawHeaders);
   if (refused) {
     send(res, method, refused);
     return;
@@ -118,7 +126,7 @@ async function respond(view: KubeletView, req: IncomingMessage, res: ServerRespo
     return;
   }
   if (method === 'GET' && path === '/stream') {
-    serveStream(view, req, res, ctx.clock, dashboardHeaders('text/event-stream'));
+    serveStream(view, req, res, ctx.clock, dashboardHeaders('text/event-stream'), ctx.streams);
     return;
   }
   if (path === '/' && ctx.dashboard.size === 0) {

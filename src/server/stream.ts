@@ -7,13 +7,15 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../util/clock.js';
+import { serviceUnavailableStatus } from './status.js';
+import { STREAM_LIMITS, STREAM_RETRY_AFTER_S, type StreamBudget } from './stream-budget.js';
 import type { KubeletView, ViewChange } from './view.js';
 
 export const STREAM_BATCH_MS = 100;
 /** A comment line now and then keeps proxies and idle-connection reapers from closing the stream. */
 export const STREAM_HEARTBEAT_MS = 15_000;
 /** A client this far behind is cut off; its EventSource reconnects and starts from a fresh snapshot. */
-export const STREAM_MAX_BACKLOG_BYTES = 8 * 2 ** 20;
+export const STREAM_MAX_BACKLOG_BYTES = STREAM_LIMITS.maxBacklogBytes;
 
 /** What the snapshot message carries. */
 export interface StreamSnapshot {
@@ -23,15 +25,29 @@ export interface StreamSnapshot {
   probes: unknown[];
 }
 
-export function serveStream(view: KubeletView, req: IncomingMessage, res: ServerResponse, clock: Clock, headers: Record<string, string>): void {
+/**
+ * Serves one stream within `budget`: refused (503, `Retry-After`) when as many streams as the
+ * budget allows are open or the snapshot does not fit; cut when the client falls too far behind.
+ */
+export function serveStream(view: KubeletView, req: IncomingMessage, res: ServerResponse, clock: Clock, headers: Record<string, string>, budget: StreamBudget): void {
+  // Built only once a stream is free: 500 clients each serializing everything blocked the API for 20 s.
+  const slot = budget.open(res, () => {
+    const snapshot: StreamSnapshot = {
+      live: view.watch !== undefined,
+      pods: view.listPods(),
+      events: view.listEvents(),
+      probes: view.listProbes?.({}) ?? [],
+    };
+    return `retry: 2000\n${frame('snapshot', snapshot)}`;
+  });
+  if ('refused' in slot) {
+    const body = `${JSON.stringify(serviceUnavailableStatus(`/stream: ${slot.refused}; try again in ${STREAM_RETRY_AFTER_S} s`))}\n`;
+    res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': String(STREAM_RETRY_AFTER_S), 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+    return;
+  }
   res.writeHead(200, { ...headers, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
-  const snapshot: StreamSnapshot = {
-    live: view.watch !== undefined,
-    pods: view.listPods(),
-    events: view.listEvents(),
-    probes: view.listProbes?.({}) ?? [],
-  };
-  res.write(`retry: 2000\n${frame('snapshot', snapshot)}`);
+  slot.write(slot.first);
 
   let pending = '';
   let flushTimer: unknown;
@@ -40,11 +56,7 @@ export function serveStream(view: KubeletView, req: IncomingMessage, res: Server
     if (pending === '') return;
     const chunk = pending;
     pending = '';
-    if (res.writableLength > STREAM_MAX_BACKLOG_BYTES) {
-      res.destroy();
-      return;
-    }
-    res.write(chunk);
+    slot.write(chunk);
   };
   const off = view.watch?.((change) => {
     pending += frame(change.type, payloadOf(change));
@@ -52,11 +64,12 @@ export function serveStream(view: KubeletView, req: IncomingMessage, res: Server
   });
   let heartbeat: unknown;
   const beat = (): void => {
-    res.write(': ping\n\n');
+    slot.write(': ping\n\n');
     heartbeat = clock.setTimeout(beat, STREAM_HEARTBEAT_MS);
   };
   heartbeat = clock.setTimeout(beat, STREAM_HEARTBEAT_MS);
   const done = (): void => {
+    slot.release();
     off?.();
     if (flushTimer !== undefined) clock.clearTimeout(flushTimer);
     clock.clearTimeout(heartbeat);
