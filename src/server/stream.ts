@@ -31,14 +31,11 @@ export interface StreamSnapshot {
  */
 export function serveStream(view: KubeletView, req: IncomingMessage, res: ServerResponse, clock: Clock, headers: Record<string, string>, budget: StreamBudget): void {
   // Built only once a stream is free: 500 clients each serializing everything blocked the API for 20 s.
+  let share: SharedSnapshot | undefined;
   const slot = budget.open(res, () => {
-    const snapshot: StreamSnapshot = {
-      live: view.watch !== undefined,
-      pods: view.listPods(),
-      events: view.listEvents(),
-      probes: view.listProbes?.({}) ?? [],
-    };
-    return `retry: 2000\n${frame('snapshot', snapshot)}`;
+    const first = snapshotMessage(view, clock);
+    share = first.share;
+    return first.message;
   });
   if ('refused' in slot) {
     const body = `${JSON.stringify(serviceUnavailableStatus(`/stream: ${slot.refused}; try again in ${STREAM_RETRY_AFTER_S} s`))}\n`;
@@ -47,6 +44,7 @@ export function serveStream(view: KubeletView, req: IncomingMessage, res: Server
     return;
   }
   res.writeHead(200, { ...headers, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
+  if (share) share.users++;
   slot.write(slot.first);
 
   let pending = '';
@@ -59,7 +57,7 @@ export function serveStream(view: KubeletView, req: IncomingMessage, res: Server
     slot.write(chunk);
   };
   const off = view.watch?.((change) => {
-    pending += frame(change.type, payloadOf(change));
+    pending += frameOf(change);
     flushTimer ??= clock.setTimeout(flush, STREAM_BATCH_MS);
   });
   let heartbeat: unknown;
@@ -68,7 +66,11 @@ export function serveStream(view: KubeletView, req: IncomingMessage, res: Server
     heartbeat = clock.setTimeout(beat, STREAM_HEARTBEAT_MS);
   };
   heartbeat = clock.setTimeout(beat, STREAM_HEARTBEAT_MS);
+  let closed = false;
   const done = (): void => {
+    if (closed) return;
+    closed = true;
+    if (share && --share.users === 0) share.forget();
     slot.release();
     off?.();
     if (flushTimer !== undefined) clock.clearTimeout(flushTimer);
@@ -76,6 +78,70 @@ export function serveStream(view: KubeletView, req: IncomingMessage, res: Server
   };
   req.once('close', done);
   res.once('close', done);
+}
+
+/** How long, and up to how many bytes of later changes, one snapshot serves the clients that come after it. */
+const SHARED_SNAPSHOT_MS = 1000;
+const SHARED_SNAPSHOT_MAX_BYTES = 2 ** 20;
+
+/** A snapshot of a live view and every change since it was made (framed): together, the state now. */
+interface SharedSnapshot {
+  message: string;
+  changes: string[];
+  bytes: number;
+  madeAt: number;
+  /** Streams open that started from it: when the last one closes, it is forgotten (and stops listening). */
+  users: number;
+  forget(): void;
+}
+
+const sharedSnapshots = new WeakMap<KubeletView, SharedSnapshot>();
+
+/**
+ * The first message of a stream. Clients that connect within {@link SHARED_SNAPSHOT_MS} of
+ * each other share one serialization of the snapshot, followed by the changes since it was
+ * made (so none is missed): 32 snapshots of a busy run made one after the other held
+ * `/healthz` up for two seconds.
+ */
+function snapshotMessage(view: KubeletView, clock: Clock): { message: string; share?: SharedSnapshot } {
+  const shared = sharedSnapshots.get(view);
+  if (shared !== undefined && clock.now() - shared.madeAt < SHARED_SNAPSHOT_MS) return { message: shared.message + shared.changes.join(''), share: shared };
+  shared?.forget();
+  const snapshot: StreamSnapshot = {
+    live: view.watch !== undefined,
+    pods: view.listPods(),
+    events: view.listEvents(),
+    probes: view.listProbes?.({}) ?? [],
+  };
+  const message = `retry: 2000\n${frame('snapshot', snapshot)}`;
+  if (view.watch) {
+    const share: SharedSnapshot = { message, changes: [], bytes: 0, madeAt: clock.now(), users: 0, forget: () => undefined };
+    const off = view.watch((change) => {
+      const framed = frameOf(change);
+      share.changes.push(framed);
+      share.bytes += framed.length;
+      if (share.bytes > SHARED_SNAPSHOT_MAX_BYTES) share.forget();
+    });
+    share.forget = () => {
+      off();
+      if (sharedSnapshots.get(view) === share) sharedSnapshots.delete(view);
+    };
+    sharedSnapshots.set(view, share);
+    return { message, share };
+  }
+  return { message };
+}
+
+/** Each change framed once for all clients (their listeners are called one after another with the same object). */
+const framedChanges = new WeakMap<ViewChange, string>();
+
+function frameOf(change: ViewChange): string {
+  let framed = framedChanges.get(change);
+  if (framed === undefined) {
+    framed = frame(change.type, payloadOf(change));
+    framedChanges.set(change, framed);
+  }
+  return framed;
 }
 
 function payloadOf(change: ViewChange): unknown {

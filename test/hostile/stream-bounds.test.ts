@@ -4,6 +4,7 @@
  * is cut, not buffered for), the snapshot counted in it; and a request with two `Host`
  * headers is refused. Clients here are raw sockets that send their request and never read.
  */
+import http from 'node:http';
 import net from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
@@ -52,6 +53,23 @@ function stalledClient(port: number, extraHeaders = ''): { socket: net.Socket; h
 }
 
 const MiB = 2 ** 20;
+
+/** The first `count` SSE messages of a new stream (the `retry:` line left out); the stream stays open until the test ends. */
+function firstMessages(port: number, count: number): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/stream' }, (res) => {
+      onTestFinished(() => void req.destroy());
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+        const messages = body.replace(/^retry: \d+\n/, '').split('\n\n').slice(0, -1);
+        if (messages.length >= count) resolve(messages.slice(0, count));
+      });
+    });
+    req.on('error', (err) => (err.message.includes('socket hang up') ? undefined : reject(err)));
+  });
+}
 
 describe('/stream is bounded in total', () => {
   it('one stream more than the cap gets 503 with Retry-After; a freed place is taken again', async () => {
@@ -107,6 +125,17 @@ describe('/stream is bounded in total', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 503/);
     expect(answer).toMatch(/the snapshot is 2\.\d MiB, more than all streams may hold \(2\.0 MiB\)/);
     expect(server.streamUse().streams).toBe(0);
+  });
+
+  it('clients that come together share one snapshot, and a later one gets the changes made since', async () => {
+    const view = liveView();
+    const server = await start(view);
+    const first = await firstMessages(server.address.port, 1);
+    expect(first[0]).toMatch(/^event: snapshot/);
+    view.emit({ type: 'probe', entry: { kind: 'attempt', attempt: { seq: 7 } } });
+    const second = await firstMessages(server.address.port, 2);
+    expect(second[0]).toBe(first[0]);
+    expect(second[1]).toBe('event: probe\ndata: {"kind":"attempt","attempt":{"seq":7}}');
   });
 
   it('two Host headers: 400, on every path', async () => {
