@@ -26,6 +26,7 @@ import { admitAndReport, asNewPod, loadPods, printRejected } from './run-input.j
 import { RUNTIME_NAMES, createRuntime, runsImages, type RuntimeFlags } from './run-runtime.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
+import { clearLongTimeout, setLongTimeout } from '../util/timer.js';
 
 interface RunFlags extends RuntimeFlags {
   listen: string;
@@ -188,7 +189,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env 
   const timer =
     timeoutMs === undefined
       ? undefined
-      : setTimeout(() => {
+      : setLongTimeout(() => {
           const why = `--timeout ${flags.timeout ?? ''} reached`;
           stop.request(flags.exitOnReady ? { code: EXIT_FAILED, why: `${why} before every pod was Ready` } : { code: EXIT_OK, why });
         }, timeoutMs);
@@ -206,7 +207,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env 
     view.notice('probelet: killing every container now');
     return EXIT_INTERRUPTED;
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    if (timer !== undefined) clearLongTimeout(timer);
     // Normally a no-op (the kubelet closed it); after a forced stop or an error, the kill.
     await runtime.close();
     await withinMs(closing ?? kubelet.close(), FORCED_STOP_WAIT_MS);
@@ -288,11 +289,10 @@ function isReady(pod: Pod): boolean {
 
 /** Waits for `work`, but no longer than `ms` (a timer that does not keep the process alive). */
 async function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: unknown;
   const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-    timer.unref();
+    timer = setLongTimeout(resolve, ms, { ref: false });
   });
   await Promise.race([work.then(() => undefined, () => undefined), timeout]);
-  clearTimeout(timer);
+  clearLongTimeout(timer);
 }

@@ -8,6 +8,7 @@ import type { CliIO } from './io.js';
 import type { LiveView } from './live-view.js';
 import type { Terminal } from './terminal.js';
 import { eventLine, formatTable, podRowCells, POD_COLUMNS, summarizePod } from './view.js';
+import { clearLongTimeout, setLongTimeout } from '../util/timer.js';
 
 /** Redraws are coalesced: a burst of status writes costs one repaint. */
 const REDRAW_DELAY_MS = 50;
@@ -31,7 +32,7 @@ export function createScreenView({ io, terminal, now }: ScreenViewOptions): Live
   /** Keyed by Event name, so a repeat (count + 1) moves to the end instead of adding a line. */
   const events = new Map<string, Event>();
   let drawnLines = 0;
-  let pending: ReturnType<typeof setTimeout> | undefined;
+  let pending: unknown;
   let closed = false;
 
   const erase = (): void => {
@@ -40,7 +41,7 @@ export function createScreenView({ io, terminal, now }: ScreenViewOptions): Live
   };
 
   const draw = (): void => {
-    if (pending !== undefined) clearTimeout(pending);
+    if (pending !== undefined) clearLongTimeout(pending);
     pending = undefined;
     const at = now();
     const width = Math.max(20, terminal.columns() - 1);
@@ -55,11 +56,16 @@ export function createScreenView({ io, terminal, now }: ScreenViewOptions): Live
 
   const schedule = (): void => {
     if (closed || pending !== undefined) return;
-    pending = setTimeout(draw, REDRAW_DELAY_MS);
+    pending = setLongTimeout(draw, REDRAW_DELAY_MS);
   };
 
-  const ticker = setInterval(draw, TICK_MS);
-  ticker.unref();
+  // A tick that does not keep the process alive; each one schedules the next.
+  let ticker: unknown;
+  const tick = (): void => {
+    draw();
+    ticker = setLongTimeout(tick, TICK_MS, { ref: false });
+  };
+  ticker = setLongTimeout(tick, TICK_MS, { ref: false });
   draw();
 
   return {
@@ -83,7 +89,7 @@ export function createScreenView({ io, terminal, now }: ScreenViewOptions): Live
       if (closed) return;
       draw();
       closed = true;
-      clearInterval(ticker);
+      clearLongTimeout(ticker);
     },
   };
 }
