@@ -146,7 +146,10 @@ async function follow(
     // The first hop goes out as prepared once for this request; redirects are new each time.
     const sent =
       hop === first ? await send(parsed.firstSent, deadline, parsed.prepared) : await send(withBasicAuth(hop), deadline);
-    if (!sent.ok) return failure(`Get ${goQuote(goURLString(hop.url, true))}: ${sent.message}`);
+    if (!sent.ok) {
+      if (sent.errored) return { result: 'unknown', output: '', error: sent.errored };
+      return failure(`Get ${goQuote(goURLString(hop.url, true))}: ${sent.message}`);
+    }
     const { response, connection } = sent;
     const location = REDIRECT_STATUS.has(response.statusCode ?? 0) ? locationOf(response) : '';
     if (location === '') return judge(response, connection, deadline, seen);
