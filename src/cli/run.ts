@@ -27,6 +27,7 @@ import { RUNTIME_NAMES, createRuntime, runsImages, type RuntimeFlags } from './r
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
 import { clearLongTimeout, setLongTimeout } from '../util/timer.js';
+import { fdShortfall, fdShortfallMessage } from './run-fds.js';
 
 interface RunFlags extends RuntimeFlags {
   listen: string;
@@ -83,6 +84,9 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
     { requireCommand: !runsImages(flags) },
   );
   if (admitted.pods.length === 0) return EXIT_USAGE;
+  // The process runtime holds every container's descriptors in probelet itself.
+  const shortfall = runsImages(flags) ? undefined : fdShortfall(admitted.pods);
+  if (shortfall) io.stderr(`${fdShortfallMessage(shortfall, admitted.pods.length)}\n`);
 
   // Served before the kubelet exists: a busy port must not cost a started pod.
   const api = deferredView();
