@@ -9,7 +9,7 @@
  * A second Ctrl-C kills everything at once. Either way no process is left behind and
  * nothing keeps the Node process alive afterwards.
  */
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { access, constants, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
@@ -28,6 +28,7 @@ import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
 import { clearLongTimeout, setLongTimeout } from '../util/timer.js';
 import { fdShortfall, fdShortfallMessage } from './run-fds.js';
+import { makeDirs } from '../util/make-dirs.js';
 
 interface RunFlags extends RuntimeFlags {
   listen: string;
@@ -125,7 +126,8 @@ async function openLogDir(flags: RunFlags): Promise<LogDir> {
   if (flags.logDir !== undefined) {
     const dir = resolve(flags.logDir);
     try {
-      await mkdir(dir, { recursive: true });
+      await makeDirs(dir);
+      await access(dir, constants.W_OK);
     } catch (err) {
       throw new CliUsageError(`--log-dir ${flags.logDir}: ${err instanceof Error ? err.message : String(err)}`);
     }
