@@ -38,6 +38,8 @@ export function serveStream(view: KubeletView, req: IncomingMessage, res: Server
     return first.message;
   });
   if ('refused' in slot) {
+    // A snapshot made for this client alone and refused stops listening at once.
+    if (share?.users === 0) share.forget();
     const body = `${JSON.stringify(serviceUnavailableStatus(`/stream: ${slot.refused}; try again in ${STREAM_RETRY_AFTER_S} s`))}\n`;
     res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': String(STREAM_RETRY_AFTER_S), 'Content-Length': Buffer.byteLength(body) });
     res.end(body);
@@ -122,8 +124,10 @@ function snapshotMessage(view: KubeletView, clock: Clock): { message: string; sh
       share.bytes += framed.length;
       if (share.bytes > SHARED_SNAPSHOT_MAX_BYTES) share.forget();
     });
+    let listening = true;
     share.forget = () => {
-      off();
+      if (listening) off();
+      listening = false;
       if (sharedSnapshots.get(view) === share) sharedSnapshots.delete(view);
     };
     sharedSnapshots.set(view, share);
