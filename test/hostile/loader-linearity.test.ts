@@ -90,7 +90,11 @@ describe('the manifest loader is linear in runs of special characters', () => {
         const worst: string[] = [];
         for (const c of SPECIAL) {
           // Linear: about 2; quadratic: 4.
-          const { n, ratio } = growth((size) => make(c, size, eol));
+          // A verdict of super-linear is taken only when a second, independent run gives it too:
+          // a machine busy with other work slows one run's larger sizes, not both runs'.
+          const input = (size: number): string => make(c, size, eol);
+          let { n, ratio } = growth(input);
+          if (ratio > 3) ({ n, ratio } = growth(input));
           if (ratio > 3) worst.push(`${JSON.stringify(c)}: time(${n})/time(${n / 2}) = ${ratio.toFixed(1)}`);
         }
         expect(worst).toEqual([]);
