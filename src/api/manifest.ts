@@ -12,7 +12,7 @@ import {
   type ManifestObject,
   type ManifestProblem,
 } from './documents.js';
-import { formatFieldPath, nullListItems, podShapeProblems } from './shape.js';
+import { formatFieldPath, nullValues, podShapeProblems } from './shape.js';
 import { copyPlain } from '../util/copy.js';
 import type { Pod } from './types.js';
 import { podFromWorkload, templatePathOf, type PodNaming } from './workloads.js';
@@ -67,20 +67,23 @@ export function podsOf(objects: readonly ManifestObject[], options: ManifestOpti
       }
       continue;
     }
-    pods.push({ pod: withZeroListItems(pod), object, templatePath });
+    pods.push({ pod: withZeroValues(pod), object, templatePath });
   }
   return { pods, problems };
 }
 
-/** The pod with its `null` list items as the decoder's zero values; a copy only when there are any (the input is never changed). */
-function withZeroListItems(pod: Pod): Pod {
-  const items = nullListItems(pod);
-  if (items.length === 0) return pod;
+/** The pod with its `null`s as the decoder's zero values (see `nullValues`); a copy only when there are any (the input is never changed). */
+function withZeroValues(pod: Pod): Pod {
+  const nulls = nullValues(pod);
+  if (nulls.length === 0) return pod;
   const copy = copyPlain(pod);
-  for (const { path, zero } of items) {
+  for (const { path, zero } of nulls) {
     let at: unknown = copy;
     for (const segment of path.slice(0, -1)) at = (at as Record<string | number, unknown>)[segment];
-    (at as Record<string | number, unknown>)[path[path.length - 1] as string | number] = zero;
+    const parent = at as Record<string | number, unknown>;
+    const last = path[path.length - 1] as string | number;
+    if (zero === undefined) delete parent[last];
+    else parent[last] = zero;
   }
   return copy;
 }

@@ -127,35 +127,50 @@ export function podShapeProblems(pod: unknown): ShapeProblem[] {
   return problems;
 }
 
-/** A `null` item of a list, with the Go zero value the apiserver's decoder would have made of it. */
-export interface NullListItem {
+/**
+ * A `null` in the pod and what the decoder makes of it: the Go zero value for a list item or
+ * a map value (`containers: [null]` → `{}`, `command: [null, ls]` → `""`), and for a field of
+ * an object, the field as if it were absent (`zero` undefined): Go's zero value for a
+ * pointer, list or map is nil, and for a string or a number the value our code already
+ * reads for an absent field. `image: null` threw `Cannot read properties of null` (issue 21).
+ */
+export interface NullValue {
   path: (string | number)[];
+  /** undefined: the field is removed. */
   zero: unknown;
 }
 
 /**
- * Every `null` item of a list in `pod` (`containers: [null]`, `command: [null, ls]`): the
- * decoder turns each into its type's zero value (`{}`, `""`, `0`), so validation and the
- * rules see what the apiserver would, instead of a null nobody expects.
+ * Every `null` in `pod` (see {@link NullValue}), so that validation, the rules, the runtime
+ * and the prober see what the apiserver would have stored, instead of a null nobody expects.
  */
-export function nullListItems(pod: unknown): NullListItem[] {
-  const found: NullListItem[] = [];
-  findNullItems(pod, podShape, [], found);
+export function nullValues(pod: unknown): NullValue[] {
+  const found: NullValue[] = [];
+  findNulls(pod, podShape, [], found);
   return found;
 }
 
-function findNullItems(value: unknown, shape: Shape, path: (string | number)[], found: NullListItem[]): void {
+function findNulls(value: unknown, shape: Shape, path: (string | number)[], found: NullValue[]): void {
   if (value === null || value === undefined || typeof shape === 'string') return;
   if ('list' in shape) {
     if (!Array.isArray(value)) return;
     value.forEach((item, i) => {
       if (item === null || item === undefined) found.push({ path: [...path, i], zero: zeroOf(shape.list) });
-      else findNullItems(item, shape.list, [...path, i], found);
+      else findNulls(item, shape.list, [...path, i], found);
     });
   } else if ('map' in shape) {
-    if (isRecord(value)) for (const key of Object.keys(value)) findNullItems(value[key], shape.map, [...path, key], found);
+    if (!isRecord(value)) return;
+    for (const key of Object.keys(value)) {
+      if (value[key] === null) found.push({ path: [...path, key], zero: zeroOf(shape.map) });
+      else findNulls(value[key], shape.map, [...path, key], found);
+    }
   } else if (isRecord(value)) {
-    for (const key in shape.object) findNullItems(value[key], shape.object[key] as Shape, [...path, key], found);
+    // Fields this walk does not know are removed too: a null is never what anyone reads.
+    for (const key of Object.keys(value)) {
+      const field = shape.object[key];
+      if (value[key] === null) found.push({ path: [...path, key], zero: undefined });
+      else if (field !== undefined) findNulls(value[key], field, [...path, key], found);
+    }
   }
 }
 

@@ -25,8 +25,11 @@ interface Line {
   dash: boolean;
 }
 
-/** Things this walker does not follow. */
-const UNSURE = /(?:^|[\s[{,])[&*!][^\s,\]}]|<<\s*:|\t|^\s*\?\s/m;
+/**
+ * Things this walker does not follow. The indentation before a `?` key is matched without
+ * line terminators (`^\s*` let every line start of a long blank run rescan the whole run).
+ */
+const UNSURE = /(?:^|[\s[{,])[&*!][^\s,\]}]|<<\s*:|\t|^[^\S\n\r\u2028\u2029]*\?\s/m;
 const MAYBE_UNSURE = /[&*!<\t?]/;
 
 /** Prepared lines of one document; `doc` is its text. */

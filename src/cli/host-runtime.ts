@@ -10,6 +10,7 @@
 import net from 'node:net';
 import { userInfo } from 'node:os';
 import type { Container, Pod } from '../api/types.js';
+import { clearLongTimeout, setLongTimeout } from '../util/timer.js';
 
 /** How long the CRI socket gets to accept a connection before it counts as not answering. */
 const CRI_ANSWER_TIMEOUT_MS = 300;
@@ -39,11 +40,11 @@ export function criEndpointAnswers(endpoint: string, timeoutMs = CRI_ANSWER_TIME
   return new Promise((resolve) => {
     const socket = net.connect({ path });
     const done = (answers: boolean): void => {
-      clearTimeout(timer);
+      clearLongTimeout(timer);
       socket.destroy();
       resolve(answers);
     };
-    const timer = setTimeout(() => done(false), timeoutMs);
+    const timer = setLongTimeout(() => done(false), timeoutMs);
     socket.once('connect', () => done(true));
     socket.once('error', () => done(false));
   });

@@ -37,6 +37,7 @@ import { parseListen } from './run-flags.js';
 import { deferredView } from './run.js';
 import { createRuntime, type RuntimeFlags } from './run-runtime.js';
 import { packageVersion } from './version.js';
+import { setLongTimeout } from '../util/timer.js';
 
 const NODE_RUNTIMES = ['process', 'cri', 'simulated'] as const;
 
@@ -77,7 +78,7 @@ const LINGER_MS = 2_000;
 export const processStop: NodeEnvironment = {
   afterStop: () => {
     // Unref'd: it ends nothing that would end by itself, only what still hangs.
-    setTimeout(() => process.exit(), LINGER_MS).unref();
+    setLongTimeout(() => process.exit(), LINGER_MS, { ref: false });
   },
   stopped: () =>
     new Promise((resolve) => {

@@ -9,7 +9,7 @@
  * A second Ctrl-C kills everything at once. Either way no process is left behind and
  * nothing keeps the Node process alive afterwards.
  */
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { access, constants, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
@@ -32,6 +32,9 @@ import { criEndpointAnswers, hostRuntimeNotice, refuseVolumeMounts } from './hos
 import { probeCloseOption } from './probe-close-flag.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
+import { clearLongTimeout, setLongTimeout } from '../util/timer.js';
+import { fdShortfall, fdShortfallMessage } from './run-fds.js';
+import { makeDirs } from '../util/make-dirs.js';
 
 interface RunFlags extends RuntimeFlags {
   listen: string;
@@ -106,6 +109,9 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
     { requireCommand: !runsImages(flags) },
   );
   if (admitted.pods.length === 0) return EXIT_USAGE;
+  // The process runtime holds every container's descriptors in probelet itself.
+  const shortfall = runsImages(flags) ? undefined : fdShortfall(admitted.pods);
+  if (shortfall) io.stderr(`${fdShortfallMessage(shortfall, admitted.pods.length)}\n`);
 
   // Served before the kubelet exists: a busy port must not cost a started pod.
   const api = deferredView();
@@ -169,7 +175,8 @@ async function openLogDir(flags: RunFlags): Promise<LogDir> {
   if (flags.logDir !== undefined) {
     const dir = resolve(flags.logDir);
     try {
-      await mkdir(dir, { recursive: true });
+      await makeDirs(dir);
+      await access(dir, constants.W_OK);
     } catch (err) {
       throw new CliUsageError(`--log-dir ${flags.logDir}: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -251,7 +258,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
   const timer =
     timeoutMs === undefined
       ? undefined
-      : setTimeout(() => {
+      : setLongTimeout(() => {
           const why = `--timeout ${flags.timeout ?? ''} reached`;
           stop.request(flags.exitOnReady ? { code: EXIT_FAILED, why: `${why} before every pod was Ready` } : { code: EXIT_OK, why });
         }, timeoutMs);
@@ -270,7 +277,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
     view.notice('probelet: killing every container now');
     return EXIT_INTERRUPTED;
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    if (timer !== undefined) clearLongTimeout(timer);
     // Normally a no-op (the kubelet closed it); after a forced stop or an error, the kill.
     await runtime.close();
     await withinMs(closing ?? kubelet.close(), FORCED_STOP_WAIT_MS);
@@ -353,11 +360,10 @@ function isReady(pod: Pod): boolean {
 
 /** Waits for `work`, but no longer than `ms` (a timer that does not keep the process alive). */
 async function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: unknown;
   const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-    timer.unref();
+    timer = setLongTimeout(resolve, ms, { ref: false });
   });
   await Promise.race([work.then(() => undefined, () => undefined), timeout]);
-  clearTimeout(timer);
+  clearLongTimeout(timer);
 }

@@ -9,6 +9,7 @@ import type { CliIO } from './io.js';
 import type { LiveView } from './live-view.js';
 import type { Terminal } from './terminal.js';
 import { eventLine, formatTable, podRowCells, POD_COLUMNS, summarizePod } from './view.js';
+import { clearLongTimeout, setLongTimeout } from '../util/timer.js';
 
 /** Redraws are coalesced: a burst of status writes costs one repaint. */
 const REDRAW_DELAY_MS = 50;
@@ -34,7 +35,7 @@ export function createScreenView({ io, terminal, now }: ScreenViewOptions): Live
   /** The latest crash of each container (pod uid + name), shown under the table as describe shows Last State. */
   const crashes = new Map<string, CrashNote>();
   let drawnLines = 0;
-  let pending: ReturnType<typeof setTimeout> | undefined;
+  let pending: unknown;
   let closed = false;
 
   const erase = (): void => {
@@ -43,7 +44,7 @@ export function createScreenView({ io, terminal, now }: ScreenViewOptions): Live
   };
 
   const draw = (): void => {
-    if (pending !== undefined) clearTimeout(pending);
+    if (pending !== undefined) clearLongTimeout(pending);
     pending = undefined;
     const at = now();
     const width = Math.max(20, terminal.columns() - 1);
@@ -60,11 +61,16 @@ export function createScreenView({ io, terminal, now }: ScreenViewOptions): Live
 
   const schedule = (): void => {
     if (closed || pending !== undefined) return;
-    pending = setTimeout(draw, REDRAW_DELAY_MS);
+    pending = setLongTimeout(draw, REDRAW_DELAY_MS);
   };
 
-  const ticker = setInterval(draw, TICK_MS);
-  ticker.unref();
+  // A tick that does not keep the process alive; each one schedules the next.
+  let ticker: unknown;
+  const tick = (): void => {
+    draw();
+    ticker = setLongTimeout(tick, TICK_MS, { ref: false });
+  };
+  ticker = setLongTimeout(tick, TICK_MS, { ref: false });
   draw();
 
   return {
@@ -92,7 +98,7 @@ export function createScreenView({ io, terminal, now }: ScreenViewOptions): Live
       if (closed) return;
       draw();
       closed = true;
-      clearInterval(ticker);
+      clearLongTimeout(ticker);
     },
   };
 }

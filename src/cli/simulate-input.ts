@@ -110,11 +110,24 @@ export interface SweepPlan {
 
 const MAX_SWEEP_VALUES = 1000;
 
+/**
+ * `CONTAINER=FROM..TO/STEP` cut at the first `=`, the first `..` after it and the first `/`
+ * after that, each part non-empty. By position: the pattern it replaces backtracked
+ * polynomially on a long run of dots.
+ */
+function sweepParts(text: string): [string, string, string, string] | undefined {
+  const eq = text.indexOf('=');
+  const dots = eq < 1 ? -1 : text.indexOf('..', eq + 2);
+  const slash = dots === -1 ? -1 : text.indexOf('/', dots + 3);
+  if (slash === -1 || slash === text.length - 1 || text.slice(dots + 2, slash).includes('/')) return undefined;
+  return [text.slice(0, eq), text.slice(eq + 1, dots), text.slice(dots + 2, slash), text.slice(slash + 1)];
+}
+
 export function parseSweep(text: string, behaviours: Map<string, ContainerBehaviour>, pods: readonly Pod[]): SweepPlan {
-  const m = /^([^=]+)=(.+?)\.\.([^/]+)\/(.+)$/.exec(text.trim());
   const fix = 'write --sweep CONTAINER=FROM..TO/STEP, e.g. --sweep app=10s..120s/10s';
-  if (!m) throw new CliUsageError(`--sweep ${text}: ${fix}`);
-  const [, container = '', fromText = '', toText = '', stepText = ''] = m;
+  const parts = sweepParts(text.trim());
+  if (!parts) throw new CliUsageError(`--sweep ${text}: ${fix}`);
+  const [container, fromText, toText, stepText] = parts;
   const from = parseDurationMs(fromText);
   const to = parseDurationMs(toText);
   const step = parseDurationMs(stepText);

@@ -5,7 +5,7 @@
  */
 import type { ContainerStatus, Event, Pod } from '../api/types.js';
 import { isRestartableInitContainer } from '../kubelet/conditions.js';
-import { formatEvent, humanDuration } from '../kubelet/events.js';
+import { containerOfFieldPath, formatEvent, humanDuration } from '../kubelet/events.js';
 
 /** The facts behind one row, before anything time-dependent is rendered. */
 export interface PodSummary {
@@ -137,7 +137,7 @@ export function formatTable(rows: readonly (readonly string[])[]): string[] {
  */
 export function eventObject(e: Event): string {
   const name = `pod/${e.involvedObject.name ?? ''}`;
-  const container = /\{(.*)\}$/.exec(e.involvedObject.fieldPath ?? '')?.[1];
+  const container = containerOfFieldPath(e.involvedObject.fieldPath);
   return container === undefined ? name : `${name}{${container}}`;
 }
 
@@ -146,7 +146,8 @@ export function eventObject(e: Event): string {
  * message (an exec probe's output) are folded, so one event never spans several lines.
  */
 export function eventLine(e: Event, nowMs: number): string {
-  return `${eventObject(e)}  ${formatEvent(e, nowMs)}`.replace(/\s*\n\s*/g, ' ');
+  // Each blank run that holds a line break becomes one space (`/\s*\n\s*/` was quadratic on long blank runs).
+  return `${eventObject(e)}  ${formatEvent(e, nowMs)}`.replace(/\s+/g, (run) => (run.includes('\n') ? ' ' : run));
 }
 
 function hasTrueCondition(pod: Pod, type: string): boolean {

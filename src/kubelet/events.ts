@@ -148,6 +148,17 @@ function containerFieldPath(pod: Pod, name: string): string {
   );
 }
 
+/**
+ * The container name in a field path `spec.containers{name}` (undefined: the event is about
+ * the pod, or a container without a name). Found by position, not by `/\{(.*)\}$/`, which
+ * rescans the rest of the path from every `{` (quadratic in a path full of them).
+ */
+export function containerOfFieldPath(fieldPath: string | undefined): string | undefined {
+  if (fieldPath === undefined || !fieldPath.endsWith('}')) return undefined;
+  const open = fieldPath.indexOf('{');
+  return open === -1 || open === fieldPath.length - 1 ? undefined : fieldPath.slice(open + 1, -1);
+}
+
 /** The container's field path in one of the pod's lists, if it is there (no closure: every event asks). */
 function fieldPathIn(field: string, containers: readonly { name: string }[] | null | undefined, name: string): string | undefined {
   // `null` too: what decoded JSON or YAML gives for an empty list.

@@ -6,6 +6,7 @@
 import type { EnvVar } from '../api/types.js';
 import { expandVars } from '../util/expand.js';
 import { MAX_PROBE_OUTPUT_BYTES } from './constants.js';
+import { fdExhaustion } from './net-errors.js';
 import type { CommandRunner, HandlerObservation, ProbeOutcome } from './types.js';
 
 /** Prefix the kubelet's timeout sentinel gives every exec timeout message. */
@@ -35,6 +36,8 @@ export async function probeExec(
   } catch (caught) {
     const error = caught instanceof Error ? caught : new Error(String(caught));
     if (error.name === 'TimeoutError') return { result: 'failure', output: timeoutOutput(error.message) };
+    const exhausted = fdExhaustion(error, `exec ${command.join(' ')}`);
+    if (exhausted) return { result: 'unknown', output: '', error: exhausted };
     return { result: 'unknown', output: capOutput(carriedOutput(error)), error };
   }
   const output = capOutput(result.output);

@@ -18,7 +18,7 @@ import { afterPendingIO, realClock } from '../util/clock.js';
 import { goQuote } from '../util/go-quote.js';
 import { PROBE_USER_AGENT } from './constants.js';
 import { GRPC_FRAME_HEADER_BYTES, decodeServingStatus, encodeHealthCheckRequest } from './grpc-proto.js';
-import { joinHostPort } from './net-errors.js';
+import { fdExhaustion, joinHostPort } from './net-errors.js';
 import type { ProbeClose } from './types.js';
 
 /** gRPC status codes used here (grpc/status.h). */
@@ -38,6 +38,8 @@ export const GrpcCode = {
 /** How a Check call ended. */
 export type CheckResult =
   | { kind: 'connect-timeout' }
+  /** No file descriptor left to dial with: a probe error (see `fdExhaustion`), not a failure. */
+  | { kind: 'errored'; error: Error }
   | { kind: 'status'; code: number; details: string }
   | { kind: 'serving'; status: string };
 
@@ -187,7 +189,10 @@ class HealthCheckCall {
       return; // a port Node refuses to dial: like grpc-js, wait out the deadline
     }
     this.socket = socket;
-    socket.on('error', ignore);
+    socket.on('error', (err) => {
+      const exhausted = fdExhaustion(err, `dial tcp ${this.authority}`);
+      if (exhausted && !this.done && socket === this.socket) this.finish({ kind: 'errored', error: exhausted });
+    });
     socket.once('close', () => this.attemptFailed(socket));
     socket.once('connect', () => {
       if (this.done || socket !== this.socket) return;

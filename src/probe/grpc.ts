@@ -34,6 +34,8 @@ function goDetails(details: string): string {
 /** Maps the Check call's result to the kubelet's outcome and wording. */
 function evaluate(result: CheckResult, addr: string, timeoutMs: number, seen: HandlerObservation | undefined): ProbeOutcome {
   switch (result.kind) {
+    case 'errored':
+      return { result: 'unknown', output: '', error: result.error };
     case 'connect-timeout':
       return failure(
         `timeout: failed to connect service ${quote(addr)} within ${formatGoDuration(timeoutMs)}: context deadline exceeded`,

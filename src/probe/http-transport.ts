@@ -12,7 +12,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { MAX_PROBE_OUTPUT_BYTES } from './constants.js';
 import { fromByteString, goRequestURI, goURLHostname, goURLPort, hasControlByte, HTTP_TOKEN, toByteString, type GoURL } from './http-url.js';
-import { describeConnError, describeDialError, dialTimeoutText, goQuote, type SocketEnd } from './net-errors.js';
+import { describeConnError, describeDialError, dialTimeoutText, fdExhaustion, goQuote, joinHostPort, type SocketEnd } from './net-errors.js';
 import type { ProbeClose } from './types.js';
 
 /** One request of a redirect chain (Go's `http.Request` as far as probes use it). */
@@ -33,7 +33,8 @@ export interface Deadline {
 
 export type Sent =
   | { ok: true; response: IncomingMessage; connection: Connection }
-  | { ok: false; message: string };
+  /** `errored`: the request could not be attempted at all (no file descriptor left): a probe error, not a failure. */
+  | { ok: false; message: string; errored?: Error };
 
 export type Body = { ok: true; bytes: Buffer } | { ok: false; error: Error };
 
@@ -234,7 +235,7 @@ export function send(hop: Hop, deadline: Deadline, prepared: PreparedHop = prepa
     try {
       conn = openConnection(secure, hostname, port, close);
     } catch (err) {
-      resolve({ ok: false, message: describeDialError(err, hostname, port) });
+      resolve(notSent(err, describeDialError(err, hostname, port), hostname, port));
       return;
     }
     let settled = false;
@@ -253,7 +254,7 @@ export function send(hop: Hop, deadline: Deadline, prepared: PreparedHop = prepa
       createConnection: () => conn.socket,
       maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
     });
-    req.on('error', (err) => finish({ ok: false, message: describeSendError(err, conn, hostname, port) }));
+    req.on('error', (err) => finish(notSent(err, describeSendError(err, conn, hostname, port), hostname, port)));
     // Go's client (1.24 on, so the kubelet's) skips any number of informational responses as long
     // as they and the final response's header fit in MaxResponseHeaderBytes together; node:http
     // limits each response alone.
@@ -319,8 +320,17 @@ function wireHeaders(hop: Hop): string[] {
 }
 
 
+/**
+ * A header value on one line, without surrounding blanks. Trimmed by a scan: the pattern
+ * `[ \t]+$` rescans a long run of blanks from each of its positions (quadratic).
+ */
 function cleanValue(value: string): string {
-  return value.replace(/[\r\n]/g, ' ').replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+  const line = value.replace(/[\r\n]/g, ' ');
+  let start = 0;
+  let end = line.length;
+  while (start < end && (line[start] === ' ' || line[start] === '\t')) start++;
+  while (end > start && (line[end - 1] === ' ' || line[end - 1] === '\t')) end--;
+  return line.slice(start, end);
 }
 
 /** The Host line's value as bytes: the request's Host, else the URL's host. */
@@ -334,6 +344,11 @@ function removeZone(host: string): string {
   const close = host.lastIndexOf(']');
   const zone = host.slice(0, Math.max(close, 0)).indexOf('%');
   return close < 0 || zone < 0 ? host : host.slice(0, zone) + host.slice(close);
+}
+
+function notSent(err: unknown, message: string, hostname: string, port: number): Sent {
+  const errored = fdExhaustion(err, `dial tcp ${joinHostPort(hostname, port)}`);
+  return errored ? { ok: false, message, errored } : { ok: false, message };
 }
 
 function describeSendError(err: Error, conn: Connection, hostname: string, port: number): string {

@@ -149,7 +149,10 @@ async function follow(
       hop === first
         ? await send(parsed.firstSent, deadline, parsed.prepared, close)
         : await send(withBasicAuth(hop), deadline, undefined, close);
-    if (!sent.ok) return failure(`Get ${goQuote(goURLString(hop.url, true))}: ${sent.message}`);
+    if (!sent.ok) {
+      if (sent.errored) return { result: 'unknown', output: '', error: sent.errored };
+      return failure(`Get ${goQuote(goURLString(hop.url, true))}: ${sent.message}`);
+    }
     const { response, connection } = sent;
     const location = REDIRECT_STATUS.has(response.statusCode ?? 0) ? locationOf(response) : '';
     if (location === '') return judge(response, connection, deadline, seen);

@@ -9,6 +9,8 @@ export function joinHostPort(host: string, port: number | string): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+import { openFilesLimit } from '../util/fd-limit.js';
+
 const SYSCALL_TEXT: Record<string, string> = {
   ECONNREFUSED: 'connect: connection refused',
   ECONNRESET: 'connect: connection reset by peer',
@@ -39,6 +41,29 @@ export function dialTimeoutText(host: string, port: number | string): string {
 }
 
 export { goQuote } from '../util/go-quote.js';
+
+/** Read once, at start-up: when the descriptors are gone, /proc/self/limits cannot be opened either. */
+const OPEN_FILES_LIMIT = openFilesLimit();
+
+/**
+ * The probe could not be attempted because probelet itself is out of file descriptors
+ * (`EMFILE`: its own limit, `ulimit -n`; `ENFILE`: the whole system's). That says nothing
+ * about the container, so it is a probe *error* (retried, and its result thrown away, as the
+ * kubelet does with a prober error), never a failure that kills a healthy container. Node's
+ * own message for it is `connect EMFILE 10.0.0.5:80 - Local (undefined:undefined)`.
+ * Returns the error to report, or undefined when `err` is something else.
+ */
+export function fdExhaustion(err: unknown, what: string): Error | undefined {
+  const first = err instanceof AggregateError && err.errors[0] instanceof Error ? err.errors[0] : err;
+  const code = (first as NodeJS.ErrnoException | undefined)?.code;
+  if (code !== 'EMFILE' && code !== 'ENFILE') return undefined;
+  const limit = OPEN_FILES_LIMIT;
+  const why =
+    code === 'EMFILE'
+      ? `probelet has no file descriptor left (EMFILE: too many open files; its limit, ulimit -n, is ${limit ? String(limit.soft) : 'unknown'})`
+      : 'the system has no file descriptor left (ENFILE: file table overflow)';
+  return Object.assign(new Error(`${what}: ${why}: the probe could not be attempted and counts neither as success nor failure; raise the limit or run fewer pods`), { code });
+}
 
 const READ_SYSCALL_TEXT: Record<string, string> = {
   ECONNRESET: 'read: connection reset by peer',

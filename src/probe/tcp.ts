@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import { afterPendingIO, realClock } from '../util/clock.js';
-import { describeDialError, dialTimeoutText } from './net-errors.js';
+import { describeDialError, dialTimeoutText, fdExhaustion, joinHostPort } from './net-errors.js';
 import type { HandlerObservation, NetProbeOptions, ProbeOutcome } from './types.js';
 
 /** Go's `net.Dial` accepts 0..65535; anything else fails before any packet is sent. */
@@ -75,7 +75,8 @@ export function probeTcp(
     socket.on('error', (err: Error) => {
       socket.destroy();
       if (seen) seen.errorCode = (err as NodeJS.ErrnoException).code;
-      finish(failure(describeDialError(err, resolvedHost ?? host, port)));
+      const exhausted = fdExhaustion(err, `dial tcp ${joinHostPort(resolvedHost ?? host, port)}`);
+      finish(exhausted ? { result: 'unknown', output: '', error: exhausted } : failure(describeDialError(err, resolvedHost ?? host, port)));
     });
   });
 }

@@ -11,8 +11,16 @@ import { badRequestStatus, methodNotAllowedStatus } from './status.js';
 /** Percent-encoded `.`, `/`, `\` and NUL: a path that needs them is not one of ours. */
 const ENCODED_SEPARATOR = /%(2e|2f|5c|00)/i;
 
-/** The reply that refuses this request, or undefined when it may go on to the routes. */
-export function guardRequest(method: string, rawUrl: string): Reply | undefined {
+/**
+ * The reply that refuses this request, or undefined when it may go on to the routes.
+ * `rawHeaders` as Node gives them (name, value, name, value…): a request with two `Host`
+ * headers is refused (RFC 9112 §3.2: a 400), since Node keeps only the first one and whatever
+ * read the second (a proxy in front) would disagree on where the request was going.
+ */
+export function guardRequest(method: string, rawUrl: string, rawHeaders: readonly string[] = []): Reply | undefined {
+  let hosts = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === 'host') hosts++;
+  if (hosts > 1) return statusReply(badRequestStatus(`the request has ${hosts} Host headers; send exactly one`));
   if (method !== 'GET' && method !== 'HEAD') {
     const reply = statusReply(methodNotAllowedStatus());
     reply.headers['Allow'] = ALLOWED_METHODS;

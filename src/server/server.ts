@@ -12,6 +12,7 @@ import { isOwnOrigin } from './origin.js';
 import { route } from './routes.js';
 import { forbiddenStatus } from './status.js';
 import { serveStream, type OpenStream } from './stream.js';
+import { createStreamBudget, STREAM_LIMITS, type StreamBudget, type StreamLimits } from './stream-budget.js';
 import type { KubeletView } from './view.js';
 
 export interface ServerOptions {
@@ -23,6 +24,8 @@ export interface ServerOptions {
   dashboardDir?: string;
   /** Timers of the live stream (batching, heartbeat); default the real clock. */
   clock?: Clock;
+  /** What all `/stream` clients together may hold; default {@link STREAM_LIMITS}. */
+  streamLimits?: StreamLimits;
 }
 
 export interface RunningServer {
@@ -31,6 +34,8 @@ export interface RunningServer {
   address: { host: string; port: number };
   /** Stops listening and closes every connection, keep-alive ones included. Idempotent. */
   close(): Promise<void>;
+  /** `/stream` clients open now and the bytes they have not read yet (all within {@link ServerOptions.streamLimits}). */
+  streamUse(): { streams: number; backlogBytes: number };
 }
 
 export const DEFAULT_READ_ONLY_PORT = 10255;
@@ -50,8 +55,9 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
 
   const dashboard = await loadDashboard(options.dashboardDir);
   const clock = options.clock ?? realClock;
+  const streams = createStreamBudget(options.streamLimits ?? STREAM_LIMITS);
+  const open = new Set<OpenStream>();
   let ownPort = port;
-  const streams = new Set<OpenStream>();
   const server = createServer(
     {
       // A client that has not sent its request within this long is cut off (Node's
@@ -62,7 +68,7 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
       connectionsCheckingInterval: 1000,
     },
     (req, res) => {
-      void respond(view, req, res, { dashboard, clock, port: ownPort, streams });
+      void respond(view, req, res, { dashboard, clock, port: ownPort, streams, open });
     },
   );
   await new Promise<void>((resolve, reject) => {
@@ -80,11 +86,12 @@ export async function startServer(view: KubeletView, options: ServerOptions = {}
   return {
     url: `http://${urlHost}:${info.port}`,
     address: { host: info.address, port: info.port },
+    streamUse: () => ({ streams: streams.streams(), backlogBytes: streams.backlogBytes() }),
     close: () => {
       closing ??= (async () => {
         // The dashboards watching get the run's last changes and an `end`, rather than a cut
         // connection they would keep trying to reconnect to.
-        await Promise.all([...streams].map((stream) => stream.end()));
+        await Promise.all([...open].map((stream) => stream.end()));
         await new Promise<void>((resolve, reject) => {
           server.close((err) => (err ? reject(err) : resolve()));
           // server.close() alone waits for keep-alive clients to hang up; we do not.
@@ -100,8 +107,9 @@ interface ServeContext {
   dashboard: Dashboard;
   clock: Clock;
   port: number;
+  streams: StreamBudget;
   /** Open `/stream` responses, ended (not cut) when the server closes. */
-  streams: Set<OpenStream>;
+  open: Set<OpenStream>;
 }
 
 /**
@@ -113,7 +121,7 @@ const OPEN_PATHS = new Set(['/healthz']);
 
 async function respond(view: KubeletView, req: IncomingMessage, res: ServerResponse, ctx: ServeContext): Promise<void> {
   const method = req.method ?? 'GET';
-  const refused = guardRequest(method, req.url ?? '/');
+  const refused = guardRequest(method, req.url ?? '/', req.rawHeaders);
   if (refused) {
     send(res, method, refused);
     return;
@@ -126,9 +134,11 @@ async function respond(view: KubeletView, req: IncomingMessage, res: ServerRespo
     return;
   }
   if (method === 'GET' && path === '/stream') {
-    const stream = serveStream(view, req, res, ctx.clock, dashboardHeaders('text/event-stream'));
-    ctx.streams.add(stream);
-    res.once('close', () => ctx.streams.delete(stream));
+    const stream = serveStream(view, req, res, ctx.clock, dashboardHeaders('text/event-stream'), ctx.streams);
+    if (stream) {
+      ctx.open.add(stream);
+      res.once('close', () => ctx.open.delete(stream));
+    }
     return;
   }
   if (path === '/' && ctx.dashboard.size === 0) {

@@ -28,3 +28,7 @@ export function badRequestStatus(message: string): Status {
 export function forbiddenStatus(): Status {
   return failure(403, 'Forbidden', 'only pages served by this API on a loopback address may read it (check the Host and Origin headers)');
 }
+
+export function serviceUnavailableStatus(message: string): Status {
+  return failure(503, 'ServiceUnavailable', message);
+}

@@ -7,7 +7,7 @@
  */
 import { admitPods } from '../api/admit.js';
 import type { Event, Pod, PodStatus } from '../api/types.js';
-import { createEventRecorder } from '../kubelet/events.js';
+import { containerOfFieldPath, createEventRecorder } from '../kubelet/events.js';
 import { Kubelet } from '../kubelet/kubelet.js';
 import { Prober } from '../prober/prober.js';
 import { PLEG_RELIST_PERIOD_MS, START_LATENCY } from '../prober/start-latency.js';
@@ -194,7 +194,7 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'thre
     : () => undefined;
   const offEvents = recorder.subscribe((event) => {
     const now = t();
-    const container = /\{(.*)\}$/.exec(event.involvedObject.fieldPath ?? '')?.[1];
+    const container = containerOfFieldPath(event.involvedObject.fieldPath);
     const c = container === undefined ? undefined : containerOf(event.involvedObject.uid ?? '', container);
     if (c && event.reason === 'Started' && c.starts.at(-1) !== now) c.starts.push(now);
     const kill = KILL_MESSAGE.exec(event.message ?? '');

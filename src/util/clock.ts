@@ -1,8 +1,10 @@
 /**
  * The time seam. Everything below `cli/` takes time from a `Clock` so that tests
  * (and the simulator) can drive hours of probing in milliseconds with `FakeClock`.
- * This file is the only place allowed to touch the real timers.
+ * This file is the only place allowed to touch the real timers (through timer.ts, which
+ * takes any delay: Node's own collapse past 2^31 − 1 ms to 1 ms).
  */
+import { clearLongTimeout, setLongTimeout, timerDelay } from './timer.js';
 
 export interface Clock {
   /** Milliseconds since the Unix epoch (or since the fake clock's origin). */
@@ -13,8 +15,8 @@ export interface Clock {
 
 export const realClock: Clock = {
   now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, Math.max(0, ms)),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  setTimeout: (fn, ms) => setLongTimeout(fn, ms),
+  clearTimeout: (handle) => clearLongTimeout(handle),
 };
 
 /**
@@ -119,7 +121,7 @@ export class FakeClock implements Clock {
   }
 
   setTimeout(fn: () => void, ms: number): unknown {
-    const timer = new FakeTimer(this, this.nextId++, this.current + Math.max(0, ms), fn);
+    const timer = new FakeTimer(this, this.nextId++, this.current + timerDelay(ms), fn);
     this.live++;
     this.push(timer);
     return timer;
@@ -143,7 +145,7 @@ export class FakeClock implements Clock {
   }
 
   async advance(ms: number): Promise<void> {
-    const target = this.current + Math.max(0, ms);
+    const target = this.current + timerDelay(ms);
     await this.settle();
     for (;;) {
       const next = this.peek();

@@ -33,7 +33,7 @@ export function parseDurationMs(text: string): number | undefined {
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
   if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(trimmed)) return undefined;
   let ms = 0;
-  for (const [, value, unit] of trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+  for (const [, value, unit] of trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/gy)) {
     ms += Number(value) * (UNIT_MS[unit ?? ''] ?? Number.NaN);
   }
   return Number.isFinite(ms) ? Math.round(ms) : undefined;

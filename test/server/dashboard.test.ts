@@ -155,7 +155,8 @@ describe('GET /stream', () => {
     const view = liveView();
     const { url } = await start(view);
     const messages = readStream(url, 3);
-    await expect.poll(() => view.watchers()).toBe(1);
+    // The client, and the snapshot it shares with clients that come within a second (it replays the changes since).
+    await expect.poll(() => view.watchers()).toBe(2);
     const event = { metadata: { name: 'e1' }, involvedObject: { name: 'web' }, reason: 'Killing' } as Event;
     view.emit({ type: 'event', event });
     view.emit({ type: 'probe', entry: { kind: 'attempt', attempt: { seq: 4 } } });
@@ -170,7 +171,7 @@ describe('GET /stream', () => {
     const view = liveView();
     const server = await start(view);
     const messages = readStream(server.url, 3);
-    await expect.poll(() => view.watchers()).toBe(1);
+    await expect.poll(() => view.watchers()).toBe(2); // the client and the snapshot it shares with those that come within a second
     const event = { metadata: { name: 'e2' }, involvedObject: { name: 'web' }, reason: 'Killing' } as Event;
     view.emit({ type: 'event', event }); // still batched when the server closes
     const before = Date.now();
