@@ -183,6 +183,7 @@ imageGCLowThresholdPercent: 99
 localStorageCapacityIsolation: false
 protectKernelDefaults: false
 serializeImagePulls: false
+maxPods: 250
 YAML
 # The cgroup root exists in every v1 hierarchy (cgroupsPerQOS wants it).
 for h in /sys/fs/cgroup/*/; do

@@ -45,15 +45,18 @@ function record(agent: OracleRecord['agent'], version: string, p: Prepared, snap
  * Calls `done(t0Ms)` once the first container has started and the scenario's duration has
  * passed since, or rejects when nothing started within START_LIMIT_MS.
  */
-function whenDue(p: Prepared, snapshots: PodSnapshot[]): Promise<number> {
+function whenDue(agent: OracleRecord['agent'], p: Prepared, snapshots: PodSnapshot[]): Promise<number> {
   const created = Date.now();
   return new Promise((resolve, reject) => {
     const timer = setInterval(() => {
       const t0 = firstStartMs(snapshots);
       if (t0 === undefined) {
-        if (Date.now() - created > START_LIMIT_MS) {
+        // Refused at admission (e.g. OutOfpods: another user's pods fill the node's maxPods).
+        const status = snapshots.at(-1)?.pod.status;
+        const refused = status?.phase === 'Failed' ? `${status.reason ?? 'Failed'}: ${status.message ?? ''}` : undefined;
+        if (refused !== undefined || Date.now() - created > START_LIMIT_MS) {
           clearInterval(timer);
-          reject(new Error(`scenario ${p.scenario.name}: no container started within ${START_LIMIT_MS / 1000} s`));
+          reject(new Error(`${agent}: ${refused ?? `no container started within ${START_LIMIT_MS / 1000} s`}`));
         }
         return;
       }
@@ -93,7 +96,7 @@ async function runOneOnKubelet(api: KubeApi, nodeName: string, version: string, 
     const created = await api.call('POST', base, { ...manifest, spec: { ...manifest.spec, nodeName } });
     if (created.status !== 201) throw new Error(`creating pod ${name}: HTTP ${created.status} ${JSON.stringify(created.body).slice(0, 300)}`);
     const uid = (created.body as Pod).metadata?.uid ?? '';
-    const t0 = await whenDue(p, snapshots);
+    const t0 = await whenDue('kubelet', p, snapshots);
     // By UID: events of an earlier pod of the same name (an earlier run) stay for an hour.
     const events = await api.call<{ items: Event[] }>('GET', `/api/v1/namespaces/${ORACLE_NAMESPACE}/events?fieldSelector=involvedObject.uid%3D${uid}`);
     return record('kubelet', version, p, snapshots, events.body.items ?? [], t0);
@@ -164,7 +167,7 @@ export async function runOnProbelet(criEndpoint: string, version: string, prepar
         snapshots.set(name, own);
         try {
           const due = await Promise.race([
-            whenDue(p, own),
+            whenDue('probelet', p, own),
             exited.then((code) => Promise.reject(new Error(`probelet run exited (${code}) early: ${stderr.slice(-600)}`))),
           ]);
           records.set(p.scenario.name, record('probelet', version, p, snapshots.get(name) ?? [], [...(events.get(name)?.values() ?? [])], due));

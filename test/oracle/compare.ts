@@ -51,7 +51,9 @@ function compareEvents(a: EventRecord[], b: EventRecord[], end: number, tol: num
   const onlyB = kb.filter((e) => !ka.some((x) => eventKey(x) === eventKey(e)));
   for (const e of onlyA) out.push(`event only on the kubelet: ${eventKey(e)} (×${e.count})`);
   for (const e of onlyB) out.push(`event only on probelet: ${eventKey(e)} (×${e.count})`);
-  const common = ka.filter((e) => kb.some((x) => eventKey(x) === eventKey(e)));
+  // Times and order from the first start on: before it, the first instance's Pulled and Created
+  // say how long the runtime took to create it, which is load, not the agent.
+  const common = ka.filter((e) => e.first >= 0 && kb.some((x) => eventKey(x) === eventKey(e) && x.first >= 0));
   const orderA = common.map(eventKey);
   const orderB = kb.filter((e) => orderA.includes(eventKey(e))).map(eventKey);
   // Order matters only between events more than a tolerance apart.
@@ -78,14 +80,15 @@ function compareEvents(a: EventRecord[], b: EventRecord[], end: number, tol: num
       out.push(`${type} events: ${ta} on the kubelet (its spam filter passes ${SPAM_BURST} a pod, then 1 per 5 min), ${tb} on probelet`);
     }
   }
-  for (const e of common) {
+  for (const e of ka) {
     const x = kb.find((y) => eventKey(y) === eventKey(e));
     if (x === undefined || capped.has(e.type)) continue;
     // A repeat within a tolerance of the end may be counted on one side only; one per
     // tolerance-wide window of drift beyond that is what the times above already judge.
-    const slack = e.last >= end - tol || x.last >= end - tol ? 1 : 0;
+    // One more or less is a phase shift within the tolerance (a probe period); more than one is not.
+    const slack = e.last >= end - tol || x.last >= end - tol ? 2 : 1;
     if (Math.abs(e.count - x.count) > slack) out.push(`event count of ${eventKey(e)}: ${e.count} on the kubelet, ${x.count} on probelet`);
-    if (Math.abs(e.first - x.first) > tol) out.push(`first ${e.reason} at ${e.first} s on the kubelet, ${x.first} s on probelet (tolerance ${tol} s)`);
+    if (e.first >= 0 && x.first >= 0 && Math.abs(e.first - x.first) > tol) out.push(`first ${e.reason} at ${e.first} s on the kubelet, ${x.first} s on probelet (tolerance ${tol} s)`);
   }
 }
 

@@ -37,6 +37,8 @@ const RESTARTING = [
   'always-exit-0',
   'two-containers',
   'exits-while-probed',
+  'pod-grace-sigterm-ignored',
+  'sidecar-liveness-kill',
 ];
 
 const RESTART_DOC = 'Restart after a probe kill, and BackOff events (section 3 of issue 19)';
@@ -47,7 +49,8 @@ export const KNOWN_DIFFERENCES: KnownDifference[] = [
   { scenarios: '*', pattern: /^Warning events: \d+ on the kubelet \(its spam filter /, doc: "The event recorder's spam filter" },
   {
     scenarios: ['exits-while-probed'],
-    pattern: /^event (only on (the kubelet|probelet):|count of) spec\.containers\{app\} Warning Unhealthy: (Readiness|Liveness) probe errored and resulted in unknown state: rpc error: /,
+    pattern:
+      /^(event (only on (the kubelet|probelet):|count of) spec\.containers\{app\} Warning Unhealthy: (Readiness|Liveness) probe (errored and resulted in unknown state: rpc error: |failed: {2}\(×\d+\)$)|first Unhealthy at )/,
     doc: "A probe racing its container's exit",
   },
   // The restart path: when a killed or exited container starts again, so how many instances,
@@ -57,6 +60,9 @@ export const KNOWN_DIFFERENCES: KnownDifference[] = [
   { scenarios: RESTARTING, pattern: /^event count of (spec\.\w+\{[\w-]+\} )?(Warning BackOff|Warning Unhealthy|Normal Killing|Normal Created|Normal Started|Normal Pulled): /, doc: RESTART_DOC },
   { scenarios: RESTARTING, pattern: /^\w+ exits: \[((Error\/137|Completed\/0|Error\/1|Error\/2) ?)*\] on the kubelet, \[((Error\/137|Completed\/0|Error\/1|Error\/2) ?)*\] on probelet$/, doc: RESTART_DOC },
   { scenarios: RESTARTING, pattern: /^\w+ readiness( changes)?: /, doc: RESTART_DOC },
+  { scenarios: RESTARTING, pattern: /^\w+ waiting reasons: \[(CrashLoopBackOff)?\] on the kubelet, \[(CrashLoopBackOff)?\] on probelet$/, doc: RESTART_DOC },
+  // Seen once with 64 pods starting at once: an ExecSync of `true` outliving its 1 s.
+  { scenarios: '*', pattern: /^event only on (the kubelet|probelet): spec\.\w+\{[\w-]+\} Warning Unhealthy: (Readiness|Liveness) probe failed: command timed out: "sh -c true" timed out after 1s \(×1\)$/, doc: 'Load: an exec probe timing out once' },
 ];
 
 export function knownDifference(scenario: string, difference: string): KnownDifference | undefined {
