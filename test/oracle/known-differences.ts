@@ -61,6 +61,11 @@ export const KNOWN_DIFFERENCES: KnownDifference[] = [
   { scenarios: RESTARTING, pattern: /^\w+ exits: \[((Error\/137|Completed\/0|Error\/1|Error\/2) ?)*\] on the kubelet, \[((Error\/137|Completed\/0|Error\/1|Error\/2) ?)*\] on probelet$/, doc: RESTART_DOC },
   { scenarios: RESTARTING, pattern: /^\w+ readiness( changes)?: /, doc: RESTART_DOC },
   { scenarios: RESTARTING, pattern: /^\w+ waiting reasons: \[(CrashLoopBackOff)?\] on the kubelet, \[(CrashLoopBackOff)?\] on probelet$/, doc: RESTART_DOC },
+  {
+    scenarios: ['sidecar-readiness', 'startup-gating'],
+    pattern: /^event count of spec\.\w+\{[\w-]+\} Warning Unhealthy: Startup probe failed: : \d+ on the kubelet, \d+ on probelet$/,
+    doc: "A new container's first probe comes sooner under probelet",
+  },
   // Seen once with 64 pods starting at once: an ExecSync of `true` outliving its 1 s.
   { scenarios: '*', pattern: /^event only on (the kubelet|probelet): spec\.\w+\{[\w-]+\} Warning Unhealthy: (Readiness|Liveness) probe failed: command timed out: "sh -c true" timed out after 1s \(×1\)$/, doc: 'Load: an exec probe timing out once' },
 ];
