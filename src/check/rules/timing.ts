@@ -258,7 +258,9 @@ startup budget — the startup probe's (else the liveness probe's) initialDelayS
 failureThreshold × periodSeconds. An error when the start-up is longer than the budget (every
 start is killed); a warning when it falls within the budget's last period, where the kill
 depends on when the first probe happens to land.
-Why: the kill restarts the start-up from scratch and the pod never becomes Ready: CrashLoopBackOff
+Why: the kill restarts the start-up from scratch and the pod never becomes Ready. The first
+kills restart it at once (the back-off counts from the exit before the killed instance,
+kubernetes#22240), until the back-off step outgrows a run: then CrashLoopBackOff
 (apache/camel-k #2173; treeverse/charts #143; mitodl/ol-infrastructure PR #5269 and
 operator-framework/operator-lifecycle-manager PR #3876 show budgets miscounted by hand).
 Kubernetes' own advice "failureThreshold × periodSeconds long enough to cover the worst case
