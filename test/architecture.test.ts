@@ -18,7 +18,8 @@ const allowed: Record<string, readonly string[]> = {
   // Static analysis: the API layer and the prober's pure statements of the semantics, never anything that runs.
   // prober/kill-policy: the kill grace and back-off formulas the kubelet applies and the budgets predict;
   // prober/start-latency: when a worker first sees a container, which simulate plays and the budgets bound.
-  check: ['check', 'api', 'util', 'prober/types', 'prober/kill-policy', 'prober/start-latency'],
+  // kubelet/backoff: the crash-loop back-off gate itself (a pure state machine on a clock), which check drives to predict a crash loop.
+  check: ['check', 'api', 'util', 'prober/types', 'prober/kill-policy', 'prober/start-latency', 'kubelet/backoff'],
   // The simulator is a runtime and a set of handlers under the unchanged kubelet and prober.
   simulate: ['simulate', 'kubelet', 'prober', 'probe', 'runtime', 'api', 'util'],
   // The cluster agent: a source of pods and a sink of status for the unchanged kubelet (DESIGN.md, "Growing the house").

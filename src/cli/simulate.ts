@@ -174,7 +174,7 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
     },
   });
   view.close();
-  if (flags.output === 'json') io.stdout(`${JSON.stringify(summaryJSON(result))}\n`);
+  if (flags.output === 'json') io.stdout(`${JSON.stringify(summaryJSON(result, behaviours))}\n`);
   else printSummary(result, behaviours, io);
   const code = finish();
   if (listen && result.timeline) await serveTimeline(result.timeline, listen, flags.output, io);
@@ -297,7 +297,12 @@ function seconds(ms: number | null): number | null {
   return ms === null ? null : ms / 1000;
 }
 
-function summaryJSON(result: SimulationResult): object {
+/**
+ * The `-o json` summary line. `neverReady` carries the text summary's reason (which container
+ * held the pod back, in which state) when the pod was never Ready, else null: a field added
+ * after the others, so readers of the earlier shape are not broken.
+ */
+function summaryJSON(result: SimulationResult, behaviours: Map<string, ContainerBehaviour>): object {
   return {
     type: 'summary',
     t: result.endMs / 1000,
@@ -305,6 +310,7 @@ function summaryJSON(result: SimulationResult): object {
       pod: p.pod.metadata?.name ?? '',
       namespace: p.pod.metadata?.namespace ?? 'default',
       readyAt: seconds(p.readyAtMs),
+      neverReady: p.readyAtMs === null ? explainNeverReady(p, behaviours, result.endMs) : null,
       containers: p.containers.map((c) => ({
         name: c.name,
         readyAt: seconds(c.readyAtMs),

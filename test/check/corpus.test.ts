@@ -94,17 +94,45 @@ describe('the corpus of published manifest shapes', () => {
 });
 
 /** Plays `file` (or YAML text) on virtual time with `scripts` (CONTAINER → SCRIPT) and returns the outcome of the first container named. */
-async function play(file: string, scripts: Record<string, string>, forMs: number, text?: string): Promise<{ readyAtMs: number | null; kills: number[]; podReady: number | null }[]> {
+async function play(
+  file: string,
+  scripts: Record<string, string>,
+  forMs: number,
+  text?: string,
+  seed = 1,
+): Promise<{ readyAtMs: number | null; kills: number[]; starts: number[]; podReady: number | null }[]> {
   const load = parseManifestDocuments(text ?? readFileSync(`${DIR}${file}`, 'utf8'), file);
   const { pods } = podsOf(load.objects);
   const admitted = admitForSimulation(pods.map((p) => p.pod)).pods;
   const behaviours = new Map(Object.entries(scripts).map(([name, script]) => [name, { script: parseScript(script), probes: {} }]));
-  const result = await simulate({ pods: admitted, behaviours, forMs, seed: 1, threads: 1 });
+  const result = await simulate({ pods: admitted, behaviours, forMs, seed, threads: 1 });
   const [container] = Object.keys(scripts);
   return result.pods.map((p) => {
     const c = p.containers.find((x) => x.name === container);
-    return { readyAtMs: c?.readyAtMs ?? null, kills: c?.kills.map((k) => k.tMs) ?? [], podReady: p.readyAtMs };
+    return { readyAtMs: c?.readyAtMs ?? null, kills: c?.kills.map((k) => k.tMs) ?? [], starts: c?.starts ?? [], podReady: p.readyAtMs };
   });
+}
+
+/** Seeds (δ, the relist, the requeue jitter) and hang moments (the phase of the ticks) every hang window is played over. */
+const SEEDS = [1, 2, 3];
+const HANG_OFFSETS_MS = [0, 1_250, 2_500, 3_750, 5_000, 6_250, 7_500, 8_750];
+
+/**
+ * How long after the hang the first liveness kill comes, for a hang `hangAfterS` seconds after
+ * the container's start (scripts run from the container's start, which init containers delay:
+ * measuring from the pod's start would add their time), over `SEEDS` and `HANG_OFFSETS_MS`.
+ */
+async function hangToKill(file: string, container: string, hangAfterS: number, text?: string): Promise<number[]> {
+  const detected: number[] = [];
+  for (const seed of SEEDS) {
+    for (const offset of HANG_OFFSETS_MS) {
+      const hangMs = hangAfterS * 1000 + offset;
+      const [pod] = await play(file, { [container]: `up:${hangMs}ms,hang` }, hangMs + 5 * 60_000, text, seed);
+      const hangAt = (pod?.starts[0] ?? Number.NaN) + hangMs;
+      detected.push(((pod?.kills.find((k) => k > hangAt) ?? Number.NaN) - hangAt) / 1000);
+    }
+  }
+  return detected;
 }
 
 describe('the corpus on virtual time: what check says, simulate plays', () => {
@@ -116,18 +144,30 @@ describe('the corpus on virtual time: what check says, simulate plays', () => {
     expect(pod?.readyAtMs).not.toBeNull();
   });
 
-  it('a hung calico-node is killed within its hang budget (exec probes, T = P = 10)', async () => {
+  it('a hung calico-node is killed within its hang budget (exec probes, T = P = 10), whatever the seed and the phase', async () => {
     const budget = checkFile('calico-node.yaml').containers[0];
-    const [pod] = await play('calico-node.yaml', { 'calico-node': 'up:2m,hang' }, 10 * 60_000);
     // Its plain init containers complete by default, so the app container runs.
+    const [pod] = await play('calico-node.yaml', { 'calico-node': 'up:2m,hang' }, 10 * 60_000);
     expect(pod?.podReady).not.toBeNull();
-    const kill = pod?.kills[0];
-    expect(kill).toBeDefined();
     const grace = 30; // the pod's default terminationGracePeriodSeconds, part of the budget
-    const detected = ((kill ?? 0) - 120_000) / 1000;
-    // Between the earliest (6 − 1) × max(P, T) + T = 60 s and the worst case the budget states.
-    expect(detected).toBeGreaterThanOrEqual(60);
-    expect(detected).toBeLessThanOrEqual((budget?.hangToKillSeconds ?? 0) - grace);
+    expect(budget?.hangToKillSeconds).toBe(70 + grace);
+    // Between the earliest (6 − 1) × max(P, T) + T = 60 s and the worst case the budget states,
+    // 70 s (P + (F − 1) × max(P, T) + T), counted from the hang (the container's start + 2 m).
+    const detected = await hangToKill('calico-node.yaml', 'calico-node', 120);
+    expect(Math.min(...detected)).toBeGreaterThanOrEqual(60);
+    expect(Math.max(...detected)).toBeLessThanOrEqual(70);
+    // Both ends are approached: the window is no wider than what the phases play out.
+    expect(Math.min(...detected)).toBeLessThan(61);
+    expect(Math.max(...detected)).toBeGreaterThan(69);
+  });
+
+  it("liveness-before-readiness's 'after 21s to 31s' (the default probe: 2 × 10s + timeout 1s, a period later at worst) is what a hang plays out", async () => {
+    const text = 'apiVersion: v1\nkind: Pod\nmetadata: { name: p }\nspec:\n  containers:\n    - name: app\n      image: a:1\n      livenessProbe: { httpGet: { path: /healthz, port: 8080 } }\n';
+    const detected = await hangToKill('p.yaml', 'app', 60, text);
+    expect(Math.min(...detected)).toBeGreaterThanOrEqual(21);
+    expect(Math.max(...detected)).toBeLessThanOrEqual(31);
+    expect(Math.min(...detected)).toBeLessThan(22);
+    expect(Math.max(...detected)).toBeGreaterThan(30);
   });
 
   it("probe-timeout-not-below-period's numbers are the ones a hang plays out: T > P against the same probe at T = P", async () => {
@@ -139,10 +179,10 @@ describe('the corpus on virtual time: what check says, simulate plays', () => {
       [10, 30, 35],
       [5, 15, 20],
     ] as const) {
-      const [run] = await play('p.yaml', { app: 'up:1m,hang' }, 3 * 60_000, pod(timeout));
-      const detected = ((run?.kills[0] ?? 0) - 60_000) / 1000;
-      expect(detected, `timeoutSeconds ${timeout}`).toBeGreaterThanOrEqual(earliest);
-      expect(detected, `timeoutSeconds ${timeout}`).toBeLessThanOrEqual(latest);
+      const detected = await hangToKill('p.yaml', 'app', 60, pod(timeout));
+      expect(Math.min(...detected), `timeoutSeconds ${timeout}`).toBeGreaterThanOrEqual(earliest);
+      expect(Math.max(...detected), `timeoutSeconds ${timeout}`).toBeLessThanOrEqual(latest);
+      expect(Math.max(...detected) - Math.min(...detected), `timeoutSeconds ${timeout}: the phases span the window`).toBeGreaterThan(latest - earliest - 1);
     }
   });
 

@@ -103,7 +103,7 @@ describe('startup-time-exceeds-budget', () => {
         severity: 'error',
         field: 'spec.template.spec.containers[0].livenessProbe',
         message:
-          'app needs 40s to start; the kubelet kills it after 30s at the latest (liveness 3 × 10s): every start ends in a kill and the pod crash-loops (restarted at once, then after 10s, 20s, 40s, 1m20s, 2m40s, then every 5m0s); add a startupProbe with failureThreshold × periodSeconds ≥ 50s (start-up 40s + one period, as the first probe can land up to a period late), e.g. failureThreshold: 5, periodSeconds: 10',
+          "app needs 40s to start; the kubelet kills it after 30s at the latest (liveness 3 × 10s): every start ends in a kill and the pod crash-loops (killed and restarted at once at 30s, 1m0s, 1m30s and 2m0s — each run of 30s is no shorter than the back-off step, which counts from the exit before the killed one (kubernetes#22240) — then CrashLoopBackOff from the kill at 2m30s: restarted no sooner than 3m10s (step 40s); after that a kill restarts at once only when it comes a full step (1m20s, 2m40s, then 5m0s) after the kill before it, else a step after itself, and the pod worker's requeue can add up to half the remaining step); add a startupProbe with failureThreshold × periodSeconds ≥ 50s (start-up 40s + one period, as the first probe can land up to a period late), e.g. failureThreshold: 5, periodSeconds: 10",
       },
     ]);
   });
@@ -233,6 +233,9 @@ describe('exec-probe-default-timeout', () => {
     ]);
     expect(seen[1]?.message).toContain('timeoutSeconds 1 (the default)');
     expect(seen[1]?.message).toContain('set timeoutSeconds: 5');
+    // The sidecar writes timeoutSeconds: 1 itself: not "the default", though the value is the same.
+    expect(seen[0]?.message).toContain('runs with timeoutSeconds 1: starting a process');
+    expect(seen[0]?.message).not.toContain('(the default)');
   });
 
   it('passes with a longer timeout, or for handlers the kubelet runs itself', () => {

@@ -32,6 +32,7 @@ interface Summary {
     pod: string;
     namespace: string;
     readyAt: number | null;
+    neverReady: string | null;
     containers: { name: string; readyAt: number | null; restarts: number; kills: { t: number; reason: string }[]; state: string; reason: string }[];
   }[];
 }
@@ -151,6 +152,8 @@ describe('probelet simulate', () => {
           pod: 'api',
           namespace: 'default',
           readyAt: null,
+          // The text summary's reason, word for word.
+          neverReady: 'container "api" is running, not ready after 3 restarts: its readiness probe\'s script (down:40s,up) still says `down` at +2m0s',
           containers: [
             {
               name: 'api',
@@ -170,6 +173,16 @@ describe('probelet simulate', () => {
         },
       ],
     });
+  });
+
+  it('the JSON summary carries the text summary\'s never-Ready reason, and null for a pod that was Ready', async () => {
+    const args = ['simulate', DEPLOYMENT, '-b', 'api=down:40s,up', '--for', '2m'];
+    const text = await runCli(args);
+    const json = jsonLines((await runCli([...args, '-o', 'json'])).stdout).at(-1) as unknown as Summary;
+    expect(text.stdout).toContain(`pod default/api: never Ready: ${json.pods[0]?.neverReady ?? 'missing'}\n`);
+    const ready = jsonLines((await runCli(['simulate', DEPLOYMENT, '-b', 'api=down:5s,up', '--for', '1m', '-o', 'json'])).stdout).at(-1) as unknown as Summary;
+    expect(ready.pods[0]?.readyAt).not.toBeNull();
+    expect(ready.pods[0]?.neverReady).toBeNull();
   });
 
   it('is deterministic: the same inputs and seed give byte-identical output (table and JSON, with jitter)', async () => {

@@ -8,7 +8,6 @@ import type { FieldPath } from '../../api/documents.js';
 import type { Container, Probe } from '../../api/types.js';
 import type { ProbeType } from '../../prober/types.js';
 import {
-  backOffAfterRestarts,
   describeFailureBudget,
   failureInterval,
   failsOnHang,
@@ -23,6 +22,8 @@ import {
 import { probeTiming } from '../../api/defaults.js';
 import type { ContainerContext, Rule, RuleFinding } from '../types.js';
 import { figureFor } from '../figures.js';
+import { probeKillLoop, probeKillRunSeconds } from '../crash-loop.js';
+import { isWritten, writtenValue } from '../written.js';
 import { who } from './probes.js';
 
 const KINDS: readonly ProbeType[] = ['liveness', 'readiness', 'startup'];
@@ -101,7 +102,7 @@ export const execProbeDefaultTimeout: Rule = {
   id: 'exec-probe-default-timeout',
   severity: 'warning',
   summary: 'exec probe with the 1 s default timeout: starting the process can alone take that long on a busy node.',
-  explain: `What: an exec probe whose timeoutSeconds is 1 (the default).
+  explain: `What: an exec probe whose timeoutSeconds is 1 (the default, or written).
 Why: an exec probe starts a new process inside the container through the runtime (runc exec);
 on a loaded node that alone can take a second or more, and since Kubernetes 1.20 the timeout is
 enforced for exec probes (kubernetes #26895, PR #94115), so the probe fails although the app is
@@ -121,11 +122,13 @@ Example:
     return probesOf(ctx.container).flatMap(({ kind, probe }) => {
       if (!probe.exec || probeTiming(probe).timeout > 1) return [];
       const harm = kind === 'readiness' ? 'takes it out of service' : 'restarts it';
+      // The pod is defaulted, so the field is always there; an unset one is placed at its nearest parent.
+      const path = probePath(ctx, kind, 'timeoutSeconds');
+      const source = isWritten(ctx.object, path) ? '' : ' (the default)';
       return [
         {
-          // The pod is defaulted, so the field is always there; an unset one is placed at its nearest parent.
-          path: probePath(ctx, kind, 'timeoutSeconds'),
-          message: `exec ${kind} probe of ${who(ctx)} runs with timeoutSeconds 1 (the default): starting a process in the container can itself take about a second on a busy node, and a timed-out probe counts as a failure that ${harm} (kubernetes #82440, containerd/cri #971); set timeoutSeconds: ${EXEC_TIMEOUT_SUGGESTED_SECONDS}`,
+          path,
+          message: `exec ${kind} probe of ${who(ctx)} runs with timeoutSeconds 1${source}: starting a process in the container can itself take about a second on a busy node, and a timed-out probe counts as a failure that ${harm} (kubernetes #82440, containerd/cri #971); set timeoutSeconds: ${EXEC_TIMEOUT_SUGGESTED_SECONDS}`,
         },
       ];
     });
@@ -255,7 +258,9 @@ startup budget — the startup probe's (else the liveness probe's) initialDelayS
 failureThreshold × periodSeconds. An error when the start-up is longer than the budget (every
 start is killed); a warning when it falls within the budget's last period, where the kill
 depends on when the first probe happens to land.
-Why: the kill restarts the start-up from scratch and the pod never becomes Ready: CrashLoopBackOff
+Why: the kill restarts the start-up from scratch and the pod never becomes Ready. The first
+kills restart it at once (the back-off counts from the exit before the killed instance,
+kubernetes#22240), until the back-off step outgrows a run: then CrashLoopBackOff
 (apache/camel-k #2173; treeverse/charts #143; mitodl/ol-infrastructure PR #5269 and
 operator-framework/operator-lifecycle-manager PR #3876 show budgets miscounted by hand).
 Kubernetes' own advice "failureThreshold × periodSeconds long enough to cover the worst case
@@ -272,7 +277,7 @@ Example: an app that needs 40s:
     const budget = describeFailureBudget(guard.kind, guard.probe, true);
     const always = needs > guard.budgetSeconds;
     const kills = always
-      ? `the kubelet kills it after ${formatSeconds(guard.budgetSeconds)} at the latest (${budget}): every start ends in a kill and the pod crash-loops (${crashLoopSchedule()})`
+      ? `the kubelet kills it after ${formatSeconds(guard.budgetSeconds)} at the latest (${budget}): every start ends in a kill and the pod crash-loops (${crashLoopSchedule(guard)})`
       : `the kubelet kills it on starts where the first ${guard.kind} probe lands early: between ${formatSeconds(guard.alwaysSurvivesSeconds)} and ${formatSeconds(guard.budgetSeconds)} (${budget})`;
     return [
       {
@@ -284,12 +289,35 @@ Example: an app that needs 40s:
   },
 };
 
-/** `restarted at once, then after 10s, 20s, 40s, 1m20s, 2m40s, then every 5m0s`: the back-off of a crash loop, in numbers. */
-function crashLoopSchedule(): string {
-  const steps: string[] = [];
-  let n = 1;
-  for (; n < 64 && backOffAfterRestarts(n) < backOffAfterRestarts(n + 1); n++) steps.push(formatSeconds(backOffAfterRestarts(n)));
-  return `restarted at once, then after ${steps.join(', ')}, then every ${formatSeconds(backOffAfterRestarts(n))}`;
+/**
+ * The crash loop of a start-up that every start is killed for, in numbers (crash-loop.ts):
+ * `restarted at once after the kills at 30s, 1m0s, 1m30s and 2m0s (…); CrashLoopBackOff from
+ * the kill at 2m30s: restarted no sooner than 3m10s, …`. With a 1 s period and no initial
+ * delay a run can last a tick longer (the relist): the times are then ranges.
+ */
+function crashLoopSchedule(guard: StartupGuard): string {
+  const run = probeKillRunSeconds(guard.probe);
+  const [short, long] = [probeKillLoop(run.min), probeKillLoop(run.max)];
+  const at = (n: number): string => (run.min === run.max ? formatSeconds(n * run.min) : `${formatSeconds(n * run.min)}–${formatSeconds(n * run.max)}`);
+  const runs = run.min === run.max ? formatSeconds(run.min) : `${formatSeconds(run.min)} to ${formatSeconds(run.max)}`;
+  const kills = (count: number): string => {
+    const times = Array.from({ length: count }, (_, i) => at(i + 1));
+    return times.length <= 1 ? (times[0] ?? '') : `${times.slice(0, -1).join(', ')} and ${times.at(-1) ?? ''}`;
+  };
+  const why = 'the back-off counts from the exit before the killed one: kubernetes#22240';
+  if (long.firstBackOffSeconds === null) {
+    return `each run of ${runs} is no shorter than any back-off step: restarted at once after every kill, never in CrashLoopBackOff (${why})`;
+  }
+  // The two ends of a 1 s period's run can enter back-off a kill apart: say so rather than pick one.
+  if (short.restartedAtOnce.length !== long.restartedAtOnce.length || short.firstBackOffStepSeconds === null || long.firstBackOffStepSeconds === null) {
+    return `each instance runs ${runs}: it is restarted at once while that outlasts the back-off step (${why}), then in CrashLoopBackOff`;
+  }
+  const n = long.restartedAtOnce.length;
+  const step = long.firstBackOffStepSeconds;
+  const restart = run.min === run.max ? formatSeconds((n + 1) * run.min + step) : `${formatSeconds((n + 1) * run.min + step)}–${formatSeconds((n + 1) * run.max + step)}`;
+  const later = long.laterStepsSeconds.map((x) => formatSeconds(x));
+  const capped = later.length > 1 ? `${later.slice(0, -1).join(', ')}, then ${later.at(-1) ?? ''}` : (later[0] ?? '');
+  return `killed and restarted at once at ${kills(n)} — each run of ${runs} is no shorter than the back-off step, which counts from the exit before the killed one (kubernetes#22240) — then CrashLoopBackOff from the kill at ${at(n + 1)}: restarted no sooner than ${restart} (step ${formatSeconds(step)}); after that a kill restarts at once only when it comes a full step (${capped}) after the kill before it, else a step after itself, and the pod worker's requeue can add up to half the remaining step`;
 }
 
 /** Sidecars with a startup probe that start before the regular containers, with their startup budgets. */
@@ -339,8 +367,7 @@ Example: startupProbe { periodSeconds: 10, failureThreshold: 90 } (900 s) needs
     const chain = sidecarChain(ctx);
     const before = chain.reduce((sum, s) => sum + s.budget, 0);
     const total = before + guard.budgetSeconds;
-    const spec = ctx.object.value['spec'];
-    const set = typeof spec === 'object' && spec !== null ? (spec as Record<string, unknown>)['progressDeadlineSeconds'] : undefined;
+    const set = writtenValue(ctx.object, ['spec', 'progressDeadlineSeconds']);
     const deadline = typeof set === 'number' ? set : DEFAULT_PROGRESS_DEADLINE_SECONDS;
     if (total <= deadline) return [];
     const parts = [

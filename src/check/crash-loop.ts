@@ -1,0 +1,95 @@
+/**
+ * The crash loop of a container that a probe kills on every start (a start-up longer than its
+ * budget): when it is killed, when it restarts at once, when CrashLoopBackOff begins.
+ *
+ * The back-off itself is the kubelet's own gate (`CrashLoopBackOff`, kubelet/backoff.ts),
+ * driven here on a clock of its own, so its steps, cap and reset cannot drift from what `run`
+ * and `simulate` do. What this file adds is `doBackOff`'s choice of exit, which lives in
+ * `Kubelet.restartWithBackOff`: a sync that kills a container for a probe restarts it over the
+ * status read *before* the kill, so the gate measures from the exit before the killed instance
+ * (none on the first kill: at once, no entry). A probe-killed container therefore restarts at
+ * once for as long as one run outlasts the step (kubernetes#22240); the first kill that comes
+ * sooner enters CrashLoopBackOff, and the next sync measures from that kill itself.
+ *
+ * A restart at once comes from the tick that killed, so the next instance runs a whole number
+ * of periods: `firstProbeAgeMs + δ + (F − 1) × P` from that tick, over δ and the relist
+ * (prober/start-latency.ts) — one value, except with a 1 s period where the relist can cost a
+ * tick. A restart after a back-off comes at the pod worker's requeue, at any phase of the ticks
+ * and up to half the remaining step late (at most half the 60 s resync), which is why only the
+ * first back-off restart is given as a time; after it, the rule (a step from the previous kill)
+ * is stated instead.
+ */
+import { probeTiming } from '../api/defaults.js';
+import type { Probe } from '../api/types.js';
+import { CrashLoopBackOff } from '../kubelet/backoff.js';
+import { firstProbeAgeMs, PLEG_RELIST_PERIOD_MS, START_LATENCY } from '../prober/start-latency.js';
+import type { Clock } from '../util/clock.js';
+
+/** The probe-kill crash loop for one run length (seconds from a kill to the next, restarts at once). */
+export interface ProbeKillLoop {
+  /** How long an instance restarted at once runs before its kill. */
+  runSeconds: number;
+  /** Kill times (seconds from the first start) after which the container restarts at once. */
+  restartedAtOnce: number[];
+  /** The kill that enters CrashLoopBackOff (the first `BackOff` event); null when a run outlasts every step. */
+  firstBackOffSeconds: number | null;
+  /** The step in force at that kill: the restart comes no sooner than this after it. */
+  firstBackOffStepSeconds: number | null;
+  /** The steps that follow, doubling up to the cap (the last one repeats). */
+  laterStepsSeconds: number[];
+}
+
+/** A clock the gate reads; nothing is ever scheduled on it. */
+function manualClock(): Clock & { set(ms: number): void } {
+  let now = 0;
+  return {
+    now: () => now,
+    set: (ms) => void (now = ms),
+    setTimeout: () => undefined,
+    clearTimeout: () => undefined,
+  };
+}
+
+/** More kills than the steps can double (10 s → 300 s takes six): a loop that is not in back-off by then never is. */
+const MAX_KILLS = 16;
+
+/** The crash loop when every instance restarted at once runs `runSeconds`, the first start included. */
+export function probeKillLoop(runSeconds: number): ProbeKillLoop {
+  const clock = manualClock();
+  const gate = new CrashLoopBackOff({ clock });
+  const key = 'container';
+  const restartedAtOnce: number[] = [];
+  let exitBefore: number | undefined;
+  for (let kill = runSeconds; restartedAtOnce.length < MAX_KILLS; kill += runSeconds) {
+    clock.set(kill * 1000);
+    const decision = exitBefore === undefined ? undefined : gate.check(key, exitBefore * 1000);
+    if (decision?.inBackOff) {
+      const laterStepsSeconds: number[] = [];
+      // The restart after this back-off is allowed (`Next`): the step doubles from here on.
+      for (let step = decision.delayMs; laterStepsSeconds.length < 8; ) {
+        clock.set(clock.now() + step);
+        gate.next(key, clock.now());
+        step = gate.get(key);
+        laterStepsSeconds.push(step / 1000);
+        if (step >= gate.maxMs) break;
+      }
+      return { runSeconds, restartedAtOnce, firstBackOffSeconds: kill, firstBackOffStepSeconds: decision.delayMs / 1000, laterStepsSeconds };
+    }
+    restartedAtOnce.push(kill);
+    exitBefore = kill;
+  }
+  return { runSeconds, restartedAtOnce, firstBackOffSeconds: null, firstBackOffStepSeconds: null, laterStepsSeconds: [] };
+}
+
+/**
+ * How long an instance restarted at once (or started first) runs before the probe that guards
+ * its start kills it, over δ and the relist: `{ min, max }` seconds, equal unless the period is
+ * 1 s with no initial delay.
+ */
+export function probeKillRunSeconds(probe: Probe): { min: number; max: number } {
+  const t = probeTiming(probe);
+  const runs = [START_LATENCY.minMs, START_LATENCY.maxMs].flatMap((delta) =>
+    [0, PLEG_RELIST_PERIOD_MS - 1].map((lag) => (firstProbeAgeMs(t.initialDelay, t.period, delta, lag) + delta) / 1000 + (t.failureThreshold - 1) * t.period),
+  );
+  return { min: Math.min(...runs), max: Math.max(...runs) };
+}
