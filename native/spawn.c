@@ -6,7 +6,7 @@
  * and waits for the exec on the event loop. glibc's posix_spawn uses
  * clone(CLONE_VM | CLONE_VFORK): nothing is copied, and the caller is blocked only until
  * the child has exec'd. Everything else about a process (groups, tree kill, output caps,
- * timeouts) stays in src/util/process.ts; this file only starts a process and reports
+ * timeouts) stays in src/spawn/process.ts; this file only starts a process and reports
  * its end.
  *
  * spawn(file, argv, env, cwd, onStart, onExit)

@@ -5,22 +5,25 @@ import { describe, expect, it } from 'vitest';
 /**
  * DESIGN.md's layering rules: an arrow only points down. `probe/` knows nothing of workers,
  * `prober/` nothing of processes or the CLI, `runtime/` nothing of probes; `util/` and
- * `api/` are below everything; only `cli/` sits on top.
+ * `api/` are below everything; only `cli/` sits on top. `spawn/` (process supervision) sits
+ * just above `util/`, for the layers that start processes, and is entered only through
+ * `spawn/index.ts`.
  */
 const allowed: Record<string, readonly string[]> = {
   util: ['util'],
+  spawn: ['spawn', 'util'],
   api: ['api', 'util', 'prober/types'],
-  probe: ['probe', 'api', 'util'],
+  probe: ['probe', 'api', 'spawn', 'util'],
   prober: ['prober', 'probe', 'api', 'util'],
-  runtime: ['runtime', 'api', 'util'],
+  runtime: ['runtime', 'api', 'spawn', 'util'],
   kubelet: ['kubelet', 'prober', 'runtime', 'api', 'util'],
   server: ['server', 'api', 'util'],
   // Static analysis: the API layer and the prober's pure statements of the semantics, never anything that runs.
   // prober/kill-policy: the kill grace and back-off formulas the kubelet applies and the budgets predict.
   check: ['check', 'api', 'util', 'prober/types', 'prober/kill-policy'],
   // The simulator is a runtime and a set of handlers under the unchanged kubelet and prober.
-  simulate: ['simulate', 'kubelet', 'prober', 'probe', 'runtime', 'api', 'util'],
-  cli: ['cli', 'check', 'simulate', 'kubelet', 'prober', 'probe', 'runtime', 'server', 'api', 'util'],
+  simulate: ['simulate', 'kubelet', 'prober', 'probe', 'runtime', 'api', 'spawn', 'util'],
+  cli: ['cli', 'check', 'simulate', 'kubelet', 'prober', 'probe', 'runtime', 'server', 'api', 'spawn', 'util'],
 };
 
 function sources(dir: string): string[] {
@@ -38,6 +41,17 @@ describe('layering (DESIGN.md)', () => {
       const targets = imports.map((spec) => relative(root, join(file, '..', spec)).replace(/\.js$/, ''));
       const bad = targets.filter((t) => !(allowed[layer] ?? []).some((ok) => t === ok || t.startsWith(`${ok}/`)));
       expect(bad).toEqual([]);
+    });
+  }
+});
+
+describe('spawn/ has one entry point', () => {
+  const root = join(import.meta.dirname, '..', 'src');
+  for (const file of sources(root).filter((f) => !relative(root, f).startsWith('spawn/'))) {
+    it(`${relative(root, file)} enters spawn/ only through spawn/index`, () => {
+      const imports = [...readFileSync(file, 'utf8').matchAll(/from '(\.[^']+)'/g)].map((m) => m[1] ?? '');
+      const targets = imports.map((spec) => relative(root, join(file, '..', spec)).replace(/\.js$/, ''));
+      expect(targets.filter((t) => t.startsWith('spawn/') && t !== 'spawn/index')).toEqual([]);
     });
   }
 });

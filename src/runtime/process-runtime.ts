@@ -9,15 +9,14 @@
  * started a `StartError` with exit code 128 rather than a thrown error.
  *
  * No process outlives its container or the runtime: a container's whole tree is killed
- * when its main process exits (util/process.ts), its exec'd commands die with it as they
+ * when its main process exits (spawn/process.ts), its exec'd commands die with it as they
  * would with its PID namespace, and `close()` kills and waits for everything.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import type { Container, Pod } from '../api/types.js';
 import { realClock, type Clock } from '../util/clock.js';
-import { spawnGroup, type ProcessExit, type ProcessGroup } from '../util/process.js';
-import { openSpawner, type Spawner } from '../util/spawner.js';
+import { openSpawner, spawnGroup, type ProcessExit, type ProcessGroup, type Spawner } from '../spawn/index.js';
 import { baseEnvironment, expandCommandLine, podHostname, resolveContainerEnv } from './env.js';
 import { execInContainer } from './exec.js';
 import { containerFieldPath, runtimeInputError } from './input-error.js';

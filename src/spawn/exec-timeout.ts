@@ -1,4 +1,4 @@
-import { formatGoDuration } from './duration.js';
+import { formatGoDuration } from '../util/duration.js';
 
 /**
  * An exec command that outlived its timeout (Go's `exec.TimeoutError`). Runners reject

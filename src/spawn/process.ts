@@ -30,7 +30,7 @@ import {
 } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { getSystemErrorMap } from 'node:util';
-import { realClock, type Clock } from './clock.js';
+import { realClock, type Clock } from '../util/clock.js';
 import { startProcess, type StartedProcess } from './spawn-primitive.js';
 
 /** Default bytes kept of each stream when the caller does not say. */
