@@ -10,8 +10,11 @@
  *   it from there) or Node's `child_process.spawn`.
  * - spawner.ts, spawner-main.ts, spawner-protocol.ts: a small long-lived process that
  *   starts commands off the engine's address space.
+ * - cgroup.ts, supervisor.ts: a cgroup per command, so that ending a command ends all it
+ *   started, and a supervisor that ends them all when probelet is killed.
  * - exec-timeout.ts: Go's `exec.TimeoutError`, the one wording of a command timeout.
  */
+export { cgroupHome, NO_CGROUP_GUARANTEE, releaseRunDirectory, superviseRunDirectory } from './cgroup.js';
 export { commandTimedOut, ExecTimeoutError } from './exec-timeout.js';
 export {
   DEFAULT_MAX_OUTPUT_BYTES,
