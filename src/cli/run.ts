@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Pod } from '../api/types.js';
 import { Kubelet } from '../kubelet/kubelet.js';
+import { releaseRunDirectory, superviseRunDirectory } from '../spawn/index.js';
 import { startServer, type RunningServer } from '../server/server.js';
 import type { KubeletView, ViewChange } from '../server/view.js';
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
@@ -127,9 +128,12 @@ async function openLogDir(flags: RunFlags): Promise<LogDir> {
     return { dir, release: () => Promise.resolve() };
   }
   const dir = await mkdtemp(join(tmpdir(), 'probelet-run-'));
+  // Removed by the supervisor if probelet is killed (SIGKILL, OOM) before release.
+  superviseRunDirectory(dir);
   return {
     dir,
     release: async (clean, io) => {
+      releaseRunDirectory();
       // An empty directory (the run failed before any container wrote) holds nothing worth keeping.
       const empty = (await readdir(dir).catch(() => [])).length === 0;
       if ((clean || empty) && flags.keepLogs !== true) {
