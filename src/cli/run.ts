@@ -44,6 +44,12 @@ export interface RunEnvironment {
   signals: SignalSource;
 }
 
+/**
+ * The Warning event of a container log that could not be written. probelet's own: the
+ * kubelet leaves log files to the runtime, and containerd says nothing of a full disk.
+ */
+export const LOG_WRITE_FAILED = 'FailedToWriteLog';
+
 /** After a forced stop (second Ctrl-C) or an error, how long the kubelet may take to wind down once its processes are dead. */
 const FORCED_STOP_WAIT_MS = 5000;
 
@@ -159,8 +165,20 @@ interface Session {
 
 /** Runs the admitted pods until a reason to stop, then deletes them; returns the exit code. */
 async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env }: Session): Promise<number> {
-  const runtime = await createRuntime(flags, runDir);
+  // A log that could not be written (a full disk): said at once, the run goes on, exit 1 at the end.
+  let logsLost = false;
+  const attached: { kubelet?: Kubelet } = {};
+  const runtime = await createRuntime(flags, runDir, {
+    onLogWriteError: (container, path, error) => {
+      logsLost = true;
+      const pod = attached.kubelet?.listPods().find((p) => p.metadata?.uid === container.podUID);
+      const message = `Writing the container log ${path} failed: ${error.message}; the rest of this container's output is lost (it keeps running)`;
+      if (pod) attached.kubelet?.recorder.event({ pod, containerName: container.name }, 'Warning', LOG_WRITE_FAILED, message);
+      io.stderr(`probelet: ${pod?.metadata?.name ?? container.podUID}/${container.name}: ${message}; probelet will exit ${EXIT_FAILED}\n`);
+    },
+  });
   const kubelet = new Kubelet({ runtime, kubeletRestart: flags.kubeletRestart === true });
+  attached.kubelet = kubelet;
   api.attach(kubelet);
   let outputLost = false;
   const out: CliIO = { stdout: (text) => void (outputLost || io.stdout(text)), stderr: (text) => io.stderr(text) };
@@ -206,7 +224,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env 
     // Deletion is a change a watcher sees (Terminating) before any container has stopped.
     for (const pod of kubelet.listPods()) view.pod(pod);
     const forced = await Promise.race([closing.then(() => false), stop.forced.then(() => true)]);
-    if (!forced) return outcome.code;
+    if (!forced) return logsLost && outcome.code === EXIT_OK ? EXIT_FAILED : outcome.code;
     view.notice('probelet: killing every container now');
     return EXIT_INTERRUPTED;
   } finally {

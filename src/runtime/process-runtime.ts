@@ -39,6 +39,11 @@ export interface ProcessRuntimeOptions {
   logTailBytes?: number;
   /** The node's hostname, which `hostNetwork` pods see as `HOSTNAME`. Default: this host's. */
   hostname?: string;
+  /**
+   * Writing a container's log file failed (a full disk): the file stops there, the container
+   * runs on. Called once per log file. Default: nothing (the caller decides how to say it).
+   */
+  onLogWriteError?: (container: RuntimeContainerStatus, path: string, error: Error) => void;
 }
 
 /** The CRI runtime name in container IDs (`probelet://<id>`), like `containerd://`. */
@@ -86,6 +91,7 @@ export class ProcessRuntime implements ContainerRuntime {
   private readonly runDir: string;
   private readonly logTailBytes: number | undefined;
   private readonly hostname: string;
+  private readonly onLogWriteError: ProcessRuntimeOptions['onLogWriteError'];
   private readonly sandboxes = new Map<string, PodSandbox>();
   private readonly containers = new Map<string, ContainerRecord>();
   private readonly events = containerEvents();
@@ -101,6 +107,7 @@ export class ProcessRuntime implements ContainerRuntime {
     this.runDir = options.runDir;
     this.logTailBytes = options.logTailBytes;
     this.hostname = options.hostname ?? osHostname();
+    this.onLogWriteError = options.onLogWriteError;
   }
 
   runPodSandbox(pod: Pod): Promise<PodSandbox> {
@@ -252,7 +259,8 @@ export class ProcessRuntime implements ContainerRuntime {
   private async launch(plan: LaunchPlan): Promise<RuntimeContainerStatus> {
     let log: ContainerLog;
     try {
-      log = await openContainerLogAsync(plan.logPath, this.logTailBytes);
+      const report = this.onLogWriteError;
+      log = await openContainerLogAsync(plan.logPath, this.logTailBytes, report && ((path, error) => report({ ...plan.status }, path, error)));
     } catch (err) {
       return this.failStart(plan, undefined, `failed to create container log file: ${errorText(err)}`);
     }
