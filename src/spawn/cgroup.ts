@@ -33,8 +33,8 @@ import { releaseDirectory, startSupervisor, superviseDirectory } from './supervi
 export interface CommandCgroup {
   /** Its `cgroup.procs`: writing a pid there moves that process in. */
   readonly procs: string;
-  /** SIGKILL to every process in it (whatever session or parent it has). */
-  kill(): void;
+  /** SIGKILL to every process in it (whatever session or parent it has); false when it could not. */
+  kill(): boolean;
   /** Kills what is left and removes it (at once when empty, else as soon as its members are gone). */
   release(): void;
 }
@@ -81,7 +81,7 @@ export function openCommandCgroup(unusable?: string): CommandCgroup | undefined 
     return undefined;
   }
   live.add(dir);
-  const kill = (): void => killCgroup(dir);
+  const kill = (): boolean => killCgroup(dir);
   return {
     procs: join(dir, 'cgroup.procs'),
     kill,
@@ -106,11 +106,13 @@ export function releaseRunDirectory(): void {
 const RELEASE_TRIES = 100;
 const RELEASE_STEP_MS = 10;
 
-function killCgroup(dir: string): void {
+function killCgroup(dir: string): boolean {
   try {
     writeFileSync(join(dir, 'cgroup.kill'), '1');
+    return true;
   } catch {
     // Gone already, or never populated.
+    return false;
   }
 }
 
