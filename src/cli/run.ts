@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Pod } from '../api/types.js';
 import { Kubelet } from '../kubelet/kubelet.js';
-import { releaseRunDirectory, superviseRunDirectory } from '../spawn/index.js';
+import { claimRunDirectory, releaseRunDirectory, removeOrphanedRunDirectories } from '../spawn/index.js';
 import { startServer, type RunningServer } from '../server/server.js';
 import type { KubeletView, ViewChange } from '../server/view.js';
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
@@ -112,6 +112,9 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
   }
 }
 
+/** The temporary run directories' names: `<tmpdir>/probelet-run-XXXXXX`. */
+const RUN_DIR_PREFIX = 'probelet-run-';
+
 interface LogDir {
   dir: string;
   /** At exit: removes a temporary directory after a clean run; otherwise says where the logs are. */
@@ -133,13 +136,15 @@ async function openLogDir(flags: RunFlags): Promise<LogDir> {
     }
     return { dir, release: () => Promise.resolve() };
   }
-  const dir = await mkdtemp(join(tmpdir(), 'probelet-run-'));
-  // Removed by the supervisor if probelet is killed (SIGKILL, OOM) before release.
-  superviseRunDirectory(dir);
+  // What runs killed with their supervisor left (docs/reliability-signals.md).
+  removeOrphanedRunDirectories(tmpdir(), RUN_DIR_PREFIX);
+  const dir = await mkdtemp(join(tmpdir(), RUN_DIR_PREFIX));
+  // Removed by the supervisor, or by the next run, if probelet is killed before release.
+  claimRunDirectory(dir);
   return {
     dir,
     release: async (clean, io) => {
-      releaseRunDirectory();
+      releaseRunDirectory(dir);
       // An empty directory (the run failed before any container wrote) holds nothing worth keeping.
       const empty = (await readdir(dir).catch(() => [])).length === 0;
       if ((clean || empty) && flags.keepLogs !== true) {

@@ -27,7 +27,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileS
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { realClock } from '../util/clock.js';
-import { releaseDirectory, startSupervisor, superviseDirectory } from './supervisor.js';
+import { startSupervisor } from './supervisor.js';
 
 /** A command's cgroup. */
 export interface CommandCgroup {
@@ -89,19 +89,6 @@ export function openCommandCgroup(unusable?: string): CommandCgroup | undefined 
   };
 }
 
-/**
- * `dir` (a run's temporary directory) is removed if this process dies before
- * {@link releaseRunDirectory}: by the supervisor, which exists where cgroups do.
- */
-export function superviseRunDirectory(dir: string): void {
-  if ('run' in cgroupHome()) superviseDirectory(dir);
-}
-
-/** This process removed or kept the directory itself. */
-export function releaseRunDirectory(): void {
-  releaseDirectory();
-}
-
 /** How often (every RELEASE_STEP_MS) a killed cgroup's removal is tried before it is left to exit's cleanup. */
 const RELEASE_TRIES = 100;
 const RELEASE_STEP_MS = 10;
@@ -135,8 +122,11 @@ function removeWhenEmpty(dir: string, tries: number): void {
   (timer as { unref?: () => void }).unref?.();
 }
 
-/** This process's identity in a run cgroup's name: pid and start time (clock ticks since boot). */
-function identity(pid: number): string | undefined {
+/**
+ * A process's identity, `<pid>-<start time>` (clock ticks since boot): what proves that a
+ * leftover named with it belonged to a process that is gone, even after its pid was reused.
+ */
+export function processIdentity(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -152,7 +142,7 @@ function openHome(): Home {
   if (process.platform !== 'linux') return { unavailable: `not Linux but ${process.platform}` };
   const base = ownUnifiedCgroup();
   if ('unavailable' in base) return base;
-  const me = identity(process.pid);
+  const me = processIdentity(process.pid);
   if (me === undefined) return { unavailable: 'cannot read /proc/self/stat' };
   const run = join(base.dir, `probelet-${me}-${randomBytes(4).toString('hex')}`);
   try {
@@ -218,7 +208,7 @@ function removeLeftovers(base: string): void {
     const match = /^probelet-(\d+)-(\d+)-[0-9a-f]+$/.exec(name);
     if (!match) continue;
     const pid = Number(match[1]);
-    if (identity(pid) === `${pid}-${match[2] ?? ''}`) continue; // its owner still runs
+    if (processIdentity(pid) === `${pid}-${match[2] ?? ''}`) continue; // its owner still runs
     const dir = join(base, name);
     killCgroup(dir);
     removeTree(dir);

@@ -10,11 +10,13 @@
  *   it from there) or Node's `child_process.spawn`.
  * - spawner.ts, spawner-main.ts, spawner-protocol.ts: a small long-lived process that
  *   starts commands off the engine's address space.
- * - cgroup.ts, supervisor.ts: a cgroup per command, so that ending a command ends all it
- *   started, and a supervisor that ends them all when probelet is killed.
+ * - cgroup.ts, supervisor.ts, run-directory.ts: a cgroup per command, so that ending a
+ *   command ends all it started, and a supervisor that ends them all (and removes the run's
+ *   temporary directory) when probelet is killed; the next run removes what both left.
  * - exec-timeout.ts: Go's `exec.TimeoutError`, the one wording of a command timeout.
  */
-export { cgroupHome, NO_CGROUP_GUARANTEE, releaseRunDirectory, superviseRunDirectory } from './cgroup.js';
+export { cgroupHome, NO_CGROUP_GUARANTEE } from './cgroup.js';
+export { claimRunDirectory, releaseRunDirectory, removeOrphanedRunDirectories, RUN_OWNER_FILE } from './run-directory.js';
 export { commandTimedOut, ExecTimeoutError } from './exec-timeout.js';
 export {
   DEFAULT_MAX_OUTPUT_BYTES,

@@ -3,7 +3,8 @@
  * containers still end with it — its supervisor sees probelet's pipe close and kills the
  * run cgroup — and the temporary run directory is removed. When the supervisor is gone too,
  * the next probelet to start removes the run cgroups it can prove belonged to a process
- * that no longer runs (pid and start time in the name), killing what is in them.
+ * that no longer runs (pid and start time in the name), killing what is in them, and the
+ * next run removes the dead run's directory (its owner file names the dead process).
  * Before, every container (a session of its own) ran on for good. Needs cgroups as
  * daemons.test.ts does.
  */
@@ -56,19 +57,22 @@ describe.skipIf(why !== undefined)(`probelet run killed with SIGKILL${why ? ` (s
   }, 30_000);
 
   it('with its supervisor killed first, the next probelet removes what it left', async () => {
-    const { run } = await started();
+    const { run, runDir } = await started();
     const pid = run.child.pid ?? -1;
     const supervisor = liveProcesses().find((p) => p.ppid === pid && p.cmdline.includes('probelet-supervisor'));
     expect(supervisor).toBeDefined();
     process.kill(supervisor?.pid ?? -1, 'SIGKILL');
     run.child.kill('SIGKILL');
     await exitCode(run);
-    // Nothing ended them: the container and its daemon still run.
+    // Nothing ended them: the container and its daemon still run, the run directory stays.
     expect(aliveWithMarker(s.marker).length).toBeGreaterThanOrEqual(2);
+    expect(existsSync(runDir)).toBe(true);
     // The next probelet (any command that starts one) sweeps the dead run's cgroup.
     const next = startRun(s, [s.manifest('other.yaml', testPod(s, 'next', ['sleep', '300'])), '--listen', '127.0.0.1:0', '--output', 'json']);
     await next.waitForStdout((out) => lines(out).some((l) => l.event?.reason === 'Started'));
     expect(await eventually(() => aliveWithMarker(s.marker).filter((p) => p.ppid !== (next.child.pid ?? -1) && p.pid !== next.child.pid).length === 0, 5000)).toBe(true);
+    // And the dead run's directory, proven its own by the owner file.
+    expect(existsSync(runDir)).toBe(false);
     next.child.kill('SIGTERM');
     expect(await exitCode(next)).toBe(0);
     expect(await nothingLeft(s.marker)).toBe(true);
