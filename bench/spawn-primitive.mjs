@@ -5,10 +5,10 @@
  *
  *   node bench/spawn-primitive.mjs [--n 1000] [--ballast-mb 150]
  *
- * - `node spawn, engine`: util/process.ts with Node's child_process.spawn, from this process
+ * - `node spawn, engine`: spawn/process.ts with Node's child_process.spawn, from this process
  *   (made engine-sized with a heap ballast: fork's cost grows with the forking process's memory);
- * - `node spawn, spawner`: through the spawner process (util/spawner.ts), Node's spawn there;
- * - `native, engine`: util/process.ts with the posix_spawn addon, from this process;
+ * - `node spawn, spawner`: through the spawner process (spawn/spawner.ts), Node's spawn there;
+ * - `native, engine`: spawn/process.ts with the posix_spawn addon, from this process;
  * - `raw addon`: the addon alone (no process.ts), the floor.
  * Also the CPU of the event loop's thread alone, and the longest time one start held the event
  * loop (the call itself, up to the exec).
@@ -24,8 +24,8 @@ const N = Number(values.n);
 const ballast = [];
 for (let i = 0; i < Number(values['ballast-mb']); i++) ballast.push(Buffer.alloc(1 << 20, i)); // touched: resident
 
-const { runProcess } = await import('../dist/util/process.js');
-const { openSpawner } = await import('../dist/util/spawner.js');
+const { runProcess } = await import('../dist/spawn/index.js');
+const { openSpawner } = await import('../dist/spawn/index.js');
 const addon = createRequire(import.meta.url)('../build/Release/probelet_spawn.node');
 
 /** ms of CPU of this process's main thread (the event loop's). */

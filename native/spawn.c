@@ -6,11 +6,17 @@
  * and waits for the exec on the event loop. glibc's posix_spawn uses
  * clone(CLONE_VM | CLONE_VFORK): nothing is copied, and the caller is blocked only until
  * the child has exec'd. Everything else about a process (groups, tree kill, output caps,
- * timeouts) stays in src/util/process.ts; this file only starts a process and reports
+ * timeouts) stays in src/spawn/process.ts; this file only starts a process and reports
  * its end.
  *
- * spawn(file, argv, env, cwd, onStart, onExit)
+ * spawn(file, argv, env, cwd, onStart, onExit[, cgroupProcs])
  *   file: run as given when it holds a '/', else looked up in env's PATH (execvp's rules).
+ *   cgroupProcs: null, or a cgroup's `cgroup.procs` (src/spawn/cgroup.ts): the child joins
+ *   that cgroup itself before its exec, so nothing it forks can be outside it. posix_spawn
+ *   cannot do that (glibc 2.36 has no posix_spawnattr_setcgroup_np), and a move by the
+ *   parent after posix_spawn returns loses the race to a shell that forks at once on a
+ *   busy machine; so with a cgroup the start is vfork(2) and the same steps posix_spawn's
+ *   child takes, done by hand (spawn_into_cgroup below).
  *   env:  array of "KEY=value", or null for this process's environment; cwd: string or null.
  *   onStart(0, pid, stdoutFd, stderrFd) once started (the fds are the parent's non-blocking
  *   pipe ends, for JS to own), or onStart(-errno) when it could not start: posix_spawn
@@ -26,6 +32,7 @@
 #include <node_api.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -184,7 +191,7 @@ static int lookup(const char *file, char **envp, const char *cwd, char *out, siz
 typedef struct job {
   napi_async_work work;
   napi_ref on_start, on_exit;
-  char *file, *cwd;
+  char *file, *cwd, *cgroup_procs;
   char **argv, **envp;
   int err;
   pid_t pid;
@@ -196,9 +203,56 @@ static void free_job(napi_env env, job_t *job) {
   if (job->on_exit) napi_delete_reference(env, job->on_exit);
   free(job->file);
   free(job->cwd);
+  free(job->cgroup_procs);
   free_strings(job->argv);
   free_strings(job->envp);
   free(job);
+}
+
+/*
+ * posix_spawn's child, by hand, with one step first: join the cgroup (writing "0" to
+ * cgroup.procs moves the writer). vfork: the child borrows this thread's memory and stack
+ * until its exec, this thread waits meanwhile (the event loop does not), and the child
+ * makes only system calls. Pool threads block every signal, so no handler of ours can run
+ * in the child; it resets every disposition (only ignored ones would survive the exec) and
+ * unblocks them just before the exec. An error of the child's reaches the parent through
+ * the shared `child_err`. Returns 0 with *pid set, or an errno.
+ */
+static int spawn_into_cgroup(const char *path, char **argv, char **envp, const char *cwd, const char *procs,
+                             int out_w, int err_w, pid_t *pid) {
+  int cg = open(procs, O_WRONLY | O_CLOEXEC);
+  if (cg < 0) return errno;
+  int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (devnull < 0) { int e = errno; close(cg); return e; }
+  volatile int child_err = 0;
+  pid_t child = vfork();
+  if (child == 0) {
+    /* A cgroup removed meanwhile: the command still runs, outside (JS's join tries again). */
+    ssize_t joined = write(cg, "0", 1);
+    (void)joined;
+    setsid();
+    if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0) { child_err = errno; _exit(127); }
+    if (cwd && chdir(cwd) != 0) { child_err = errno; _exit(127); }
+#ifdef SYS_close_range
+    syscall(SYS_close_range, 3, ~0U, 0);
+#endif
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++) sigaction(sig, &dfl, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(path, argv, envp);
+    child_err = errno;
+    _exit(127);
+  }
+  int err = child < 0 ? errno : child_err;
+  close(cg);
+  close(devnull);
+  if (child > 0 && err) waitpid(child, NULL, 0);
+  if (!err) *pid = child;
+  return err;
 }
 
 /*
@@ -221,6 +275,11 @@ static void execute(napi_env env, void *data) {
     path = resolved;
   }
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) { err = errno; goto done; }
+  if (job->cgroup_procs) {
+    err = spawn_into_cgroup(path, job->argv, job->envp ? job->envp : environ, job->cwd, job->cgroup_procs, out[1], errp[1], &job->pid);
+    if (err) goto done;
+    goto started;
+  }
   if ((err = posix_spawn_file_actions_init(&actions))) goto done;
   have_actions = 1;
   if ((err = posix_spawnattr_init(&attr))) goto done;
@@ -247,6 +306,7 @@ static void execute(napi_env env, void *data) {
   if ((err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)))
     goto done;
   if ((err = posix_spawn(&job->pid, path, &actions, &attr, job->argv, job->envp ? job->envp : environ))) goto done;
+started:
   /* Our unreaped child: its pidfd is valid even if it already exited. */
   job->pidfd = pidfd_open_(job->pid);
   if (job->pidfd < 0) {
@@ -327,10 +387,10 @@ static napi_value throw_error(napi_env env, const char *message) {
 }
 
 static napi_value spawn(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
-  napi_value args[6];
+  size_t argc = 7;
+  napi_value args[7];
   napi_get_cb_info(env, info, &argc, args, NULL, NULL);
-  if (argc < 6) return throw_error(env, "spawn(file, argv, env, cwd, onStart, onExit)");
+  if (argc < 6) return throw_error(env, "spawn(file, argv, env, cwd, onStart, onExit[, cgroupProcs])");
   job_t *job = calloc(1, sizeof *job);
   if (!job) return throw_error(env, "spawn: out of memory");
   int failed = 0;
@@ -340,6 +400,9 @@ static napi_value spawn(napi_env env, napi_callback_info info) {
   napi_valuetype cwd_type;
   napi_typeof(env, args[3], &cwd_type);
   job->cwd = cwd_type == napi_string ? get_string(env, args[3]) : NULL;
+  napi_valuetype cgroup_type = napi_undefined;
+  if (argc > 6) napi_typeof(env, args[6], &cgroup_type);
+  job->cgroup_procs = cgroup_type == napi_string ? get_string(env, args[6]) : NULL;
   napi_create_reference(env, args[4], 1, &job->on_start);
   napi_create_reference(env, args[5], 1, &job->on_exit);
   if (!job->file || !job->argv || failed) {

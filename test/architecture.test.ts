@@ -5,14 +5,17 @@ import { describe, expect, it } from 'vitest';
 /**
  * DESIGN.md's layering rules: an arrow only points down. `probe/` knows nothing of workers,
  * `prober/` nothing of processes or the CLI, `runtime/` nothing of probes; `util/` and
- * `api/` are below everything; only `cli/` sits on top.
+ * `api/` are below everything; only `cli/` sits on top. `spawn/` (process supervision) sits
+ * just above `util/`, for the layers that start processes, and is entered only through
+ * `spawn/index.ts`.
  */
 const allowed: Record<string, readonly string[]> = {
   util: ['util'],
+  spawn: ['spawn', 'util'],
   api: ['api', 'util', 'prober/types'],
-  probe: ['probe', 'api', 'util'],
+  probe: ['probe', 'api', 'spawn', 'util'],
   prober: ['prober', 'probe', 'api', 'util'],
-  runtime: ['runtime', 'api', 'util'],
+  runtime: ['runtime', 'api', 'spawn', 'util'],
   kubelet: ['kubelet', 'prober', 'runtime', 'api', 'util'],
   server: ['server', 'api', 'util'],
   // Static analysis: the API layer and the prober's pure statements of the semantics, never anything that runs.
@@ -21,11 +24,11 @@ const allowed: Record<string, readonly string[]> = {
   // kubelet/backoff: the crash-loop back-off gate itself (a pure state machine on a clock), which check drives to predict a crash loop.
   check: ['check', 'api', 'util', 'prober/types', 'prober/kill-policy', 'prober/start-latency', 'kubelet/backoff'],
   // The simulator is a runtime and a set of handlers under the unchanged kubelet and prober.
-  simulate: ['simulate', 'kubelet', 'prober', 'probe', 'runtime', 'api', 'util'],
+  simulate: ['simulate', 'kubelet', 'prober', 'probe', 'runtime', 'api', 'spawn', 'util'],
   // The cluster agent: a source of pods and a sink of status for the unchanged kubelet (DESIGN.md, "Growing the house").
   // probe/constants: the Kubernetes version the engine follows, for nodeInfo.kubeletVersion.
   node: ['node', 'kubelet', 'runtime', 'api', 'util', 'prober/types', 'probe/constants'],
-  cli: ['cli', 'check', 'simulate', 'node', 'kubelet', 'prober', 'probe', 'runtime', 'server', 'api', 'util'],
+  cli: ['cli', 'check', 'simulate', 'node', 'kubelet', 'prober', 'probe', 'runtime', 'server', 'api', 'spawn', 'util'],
 };
 
 function sources(dir: string): string[] {
@@ -43,6 +46,17 @@ describe('layering (DESIGN.md)', () => {
       const targets = imports.map((spec) => relative(root, join(file, '..', spec)).replace(/\.js$/, ''));
       const bad = targets.filter((t) => !(allowed[layer] ?? []).some((ok) => t === ok || t.startsWith(`${ok}/`)));
       expect(bad).toEqual([]);
+    });
+  }
+});
+
+describe('spawn/ has one entry point', () => {
+  const root = join(import.meta.dirname, '..', 'src');
+  for (const file of sources(root).filter((f) => !relative(root, f).startsWith('spawn/'))) {
+    it(`${relative(root, file)} enters spawn/ only through spawn/index`, () => {
+      const imports = [...readFileSync(file, 'utf8').matchAll(/from '(\.[^']+)'/g)].map((m) => m[1] ?? '');
+      const targets = imports.map((spec) => relative(root, join(file, '..', spec)).replace(/\.js$/, ''));
+      expect(targets.filter((t) => t.startsWith('spawn/') && t !== 'spawn/index')).toEqual([]);
     });
   }
 });

@@ -4,7 +4,7 @@
  * (as crictl reads it), else containerd's default socket.
  */
 import { DEFAULT_CRI_ENDPOINT, createCriRuntime } from '../runtime/cri/cri-runtime.js';
-import { createProcessRuntime } from '../runtime/process-runtime.js';
+import { createProcessRuntime, type ProcessRuntimeOptions } from '../runtime/process-runtime.js';
 import type { ContainerRuntime } from '../runtime/types.js';
 import { CliUsageError } from './io.js';
 
@@ -31,8 +31,8 @@ export function runsImages(flags: RuntimeFlags): boolean {
 }
 
 /** Creates the runtime; a CRI runtime that cannot be reached is an error that says what to do. */
-export async function createRuntime(flags: RuntimeFlags, runDir: string): Promise<ContainerRuntime> {
-  if (flags.runtime !== 'cri') return createProcessRuntime({ runDir });
+export async function createRuntime(flags: RuntimeFlags, runDir: string, hooks: Pick<ProcessRuntimeOptions, 'onLogWriteError'> = {}): Promise<ContainerRuntime> {
+  if (flags.runtime !== 'cri') return createProcessRuntime({ runDir, ...hooks });
   const endpoint = criEndpoint(flags.criEndpoint);
   try {
     return await createCriRuntime({ endpoint, runDir });

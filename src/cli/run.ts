@@ -16,6 +16,7 @@ import { Command, Option } from 'commander';
 import type { Pod } from '../api/types.js';
 import { Kubelet } from '../kubelet/kubelet.js';
 import type { ProbeClose } from '../probe/types.js';
+import { claimRunDirectory, releaseRunDirectory, removeOrphanedRunDirectories } from '../spawn/index.js';
 import { startServer, type RunningServer } from '../server/server.js';
 import type { KubeletView, ViewChange } from '../server/view.js';
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
@@ -52,6 +53,12 @@ export interface RunEnvironment {
   terminal: Terminal;
   signals: SignalSource;
 }
+
+/**
+ * The Warning event of a container log that could not be written. probelet's own: the
+ * kubelet leaves log files to the runtime, and containerd says nothing of a full disk.
+ */
+export const LOG_WRITE_FAILED = 'FailedToWriteLog';
 
 /** After a forced stop (second Ctrl-C) or an error, how long the kubelet may take to wind down once its processes are dead. */
 const FORCED_STOP_WAIT_MS = 5000;
@@ -160,6 +167,9 @@ async function onTheHost(pods: Pod[], flags: RunFlags, io: CliIO, runtimeGiven: 
   return runtimeGiven ? pods : refuseVolumeMounts(pods, (text) => io.stderr(text));
 }
 
+/** The temporary run directories' names: `<tmpdir>/probelet-run-XXXXXX`. */
+const RUN_DIR_PREFIX = 'probelet-run-';
+
 interface LogDir {
   dir: string;
   /** At exit: removes a temporary directory after a clean run; otherwise says where the logs are, naming those of crashed containers. */
@@ -182,10 +192,15 @@ async function openLogDir(flags: RunFlags): Promise<LogDir> {
     }
     return { dir, release: () => Promise.resolve() };
   }
-  const dir = await mkdtemp(join(tmpdir(), 'probelet-run-'));
+  // What runs killed with their supervisor left (docs/reliability-signals.md).
+  removeOrphanedRunDirectories(tmpdir(), RUN_DIR_PREFIX);
+  const dir = await mkdtemp(join(tmpdir(), RUN_DIR_PREFIX));
+  // Removed by the supervisor, or by the next run, if probelet is killed before release.
+  claimRunDirectory(dir);
   return {
     dir,
     release: async (clean, io, crashed) => {
+      releaseRunDirectory(dir);
       // An empty directory (the run failed before any container wrote) holds nothing worth keeping.
       const empty = (await readdir(dir).catch(() => [])).length === 0;
       if ((clean || empty) && flags.keepLogs !== true) {
@@ -214,8 +229,20 @@ interface Session {
 
 /** Runs the admitted pods until a reason to stop, then deletes them; returns the exit code. */
 async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env, crashed }: Session): Promise<number> {
-  const runtime = await createRuntime(flags, runDir);
+  // A log that could not be written (a full disk): said at once, the run goes on, exit 1 at the end.
+  let logsLost = false;
+  const attached: { kubelet?: Kubelet } = {};
+  const runtime = await createRuntime(flags, runDir, {
+    onLogWriteError: (container, path, error) => {
+      logsLost = true;
+      const pod = attached.kubelet?.listPods().find((p) => p.metadata?.uid === container.podUID);
+      const message = `Writing the container log ${path} failed: ${error.message}; the rest of this container's output is lost (it keeps running)`;
+      if (pod) attached.kubelet?.recorder.event({ pod, containerName: container.name }, 'Warning', LOG_WRITE_FAILED, message);
+      io.stderr(`probelet: ${pod?.metadata?.name ?? container.podUID}/${container.name}: ${message}; probelet will exit ${EXIT_FAILED}\n`);
+    },
+  });
   const kubelet = new Kubelet({ runtime, kubeletRestart: flags.kubeletRestart === true, probeClose: flags.probeClose });
+  attached.kubelet = kubelet;
   api.attach(kubelet);
   let outputLost = false;
   const out: CliIO = { stdout: (text) => void (outputLost || io.stdout(text)), stderr: (text) => io.stderr(text) };
@@ -273,7 +300,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
     // Deletion is a change a watcher sees (Terminating) before any container has stopped.
     for (const pod of kubelet.listPods()) view.pod(pod);
     const forced = await Promise.race([closing.then(() => false), stop.forced.then(() => true)]);
-    if (!forced) return outcome.code;
+    if (!forced) return logsLost && outcome.code === EXIT_OK ? EXIT_FAILED : outcome.code;
     view.notice('probelet: killing every container now');
     return EXIT_INTERRUPTED;
   } finally {

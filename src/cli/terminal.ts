@@ -13,10 +13,18 @@ export interface Terminal {
 }
 
 /** `SIGPIPE` stands for "stdout is gone" (`probelet run | head`), reported once. */
-export type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGPIPE';
+export type StopSignal = (typeof STOP_SIGNALS)[number] | 'SIGPIPE';
+
+/**
+ * The signals that ask a long-running command to stop cleanly. SIGHUP (the terminal closed,
+ * SSH dropped) and SIGQUIT (Ctrl-\\) end Node at once by default, which would leave every
+ * container (a process group of its own) and the run directory behind: they stop the run
+ * as SIGINT and SIGTERM do. docs/reliability-signals.md says what each one does.
+ */
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
 
 export interface SignalSource {
-  /** Calls `handler` on every SIGINT/SIGTERM (and a lost stdout) until the returned function is called. */
+  /** Calls `handler` on every stop signal (STOP_SIGNALS, and a lost stdout) until the returned function is called. */
   listen(handler: (signal: StopSignal) => void): () => void;
 }
 
@@ -34,20 +42,17 @@ export const processTerminal: Terminal = {
  */
 export const processSignals: SignalSource = {
   listen(handler) {
-    const onInt = (): void => handler('SIGINT');
-    const onTerm = (): void => handler('SIGTERM');
+    const listeners = STOP_SIGNALS.map((signal) => [signal, (): void => handler(signal)] as const);
     let outputLost = false;
     const onOutputError = (): void => {
       if (outputLost) return;
       outputLost = true;
       handler('SIGPIPE');
     };
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
+    for (const [signal, listener] of listeners) process.on(signal, listener);
     process.stdout.on('error', onOutputError);
     return () => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
+      for (const [signal, listener] of listeners) process.off(signal, listener);
       // A broken stdout keeps its listener: a late write error must not crash the exit.
       if (!outputLost) process.stdout.off('error', onOutputError);
     };

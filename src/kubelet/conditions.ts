@@ -6,6 +6,7 @@
  * Pure functions of the pod spec and a `PodStatus`; `lastTransitionTime` is the status
  * manager's business, not theirs.
  */
+import { firstByName } from '../util/by-name.js';
 import { goQuote } from '../util/go-quote.js';
 import type { Container, ContainerStatus, Pod, PodCondition, PodStatus } from '../api/types.js';
 
@@ -62,8 +63,9 @@ export function generateContainersReadyCondition(pod: Pod, status: PodStatus): K
     ...(spec?.initContainers ?? []).filter(isRestartableInitContainer),
     ...(spec?.containers ?? []),
   ];
+  const byName = firstByName(statuses);
   for (const container of considered) {
-    const cs = findByName(statuses, container.name);
+    const cs = byName.get(container.name);
     if (cs === undefined) unknown.push(container.name);
     else if (cs.ready !== true) unready.push(container.name);
   }
@@ -126,8 +128,9 @@ export function generatePodInitializedCondition(pod: Pod, status: PodStatus): Ku
   }
   const unknown: string[] = [];
   const incomplete: string[] = [];
+  const byName = firstByName(statuses);
   for (const container of initContainers) {
-    const cs = findByName(statuses ?? [], container.name);
+    const cs = byName.get(container.name);
     if (cs === undefined) unknown.push(container.name);
     else if (!isInitContainerInitialized(container, cs)) incomplete.push(container.name);
   }
@@ -193,10 +196,6 @@ function isInitContainerInitialized(container: Container, cs: ContainerStatus): 
 function hasAnyRegularContainerStarted(pod: Pod, statuses: readonly ContainerStatus[]): boolean {
   const names = new Set((pod.spec?.containers ?? []).map((c) => c.name));
   return statuses.some((s) => names.has(s.name) && (s.state?.running !== undefined || s.state?.terminated !== undefined));
-}
-
-function findByName(statuses: readonly ContainerStatus[], name: string): ContainerStatus | undefined {
-  return statuses.find((s) => s.name === name);
 }
 
 function condition(

@@ -6,6 +6,7 @@
 import { toKubeTime } from '../api/time.js';
 import type { Container, ContainerState, ContainerStatus, Pod, PodStatus } from '../api/types.js';
 import type { RuntimeContainerStatus } from '../runtime/types.js';
+import { firstByName } from '../util/by-name.js';
 import { isRestartableInitContainer } from './conditions.js';
 
 /** What the kubelet tracks of one container of a pod (all its instances live in the runtime). */
@@ -39,8 +40,9 @@ function toKubeTimeOrUndefined(ms: number | undefined): string | undefined {
 /** Everything but `started`, `ready` (the probe manager's) and `conditions` (derived afterwards). */
 export function generatePodStatus(input: PodStatusInput): PodStatus {
   const { pod, records } = input;
-  const initContainerStatuses = (pod.spec?.initContainers ?? []).map((c) => containerStatus(input, records.get(c.name), c));
-  const containerStatuses = (pod.spec?.containers ?? []).map((c) => containerStatus(input, records.get(c.name), c));
+  const previous = previousByInstance(input.previous);
+  const initContainerStatuses = (pod.spec?.initContainers ?? []).map((c) => containerStatus(input, previous, records.get(c.name), c));
+  const containerStatuses = (pod.spec?.containers ?? []).map((c) => containerStatus(input, previous, records.get(c.name), c));
   const status: PodStatus = {
     phase: getPhase(pod, [...containerStatuses, ...initContainerStatuses], input.podIsTerminal),
     hostIP: '127.0.0.1',
@@ -60,7 +62,26 @@ export function generatePodStatus(input: PodStatusInput): PodStatus {
   return status;
 }
 
-function containerStatus(input: PodStatusInput, record: ContainerRecord | undefined, spec: Container): ContainerStatus {
+/** The previous statuses by container name and ID (regular ones first, the first of each): one pass, not one scan per container. */
+function previousByInstance(previous: PodStatus | undefined): Map<string, ContainerStatus> {
+  const index = new Map<string, ContainerStatus>();
+  for (const s of [...(previous?.containerStatuses ?? []), ...(previous?.initContainerStatuses ?? [])]) {
+    const key = instanceKey(s.name, s.containerID);
+    if (!index.has(key)) index.set(key, s);
+  }
+  return index;
+}
+
+function instanceKey(name: string, containerID: string | undefined): string {
+  return `${name}\0${containerID ?? ''}`;
+}
+
+function containerStatus(
+  input: PodStatusInput,
+  previous: ReadonlyMap<string, ContainerStatus>,
+  record: ContainerRecord | undefined,
+  spec: Container,
+): ContainerStatus {
   const current = record?.current;
   const status: ContainerStatus = {
     name: spec.name,
@@ -80,9 +101,7 @@ function containerStatus(input: PodStatusInput, record: ContainerRecord | undefi
     return status;
   }
   status.containerID = current.id;
-  const previousSameID = [...(input.previous?.containerStatuses ?? []), ...(input.previous?.initContainerStatuses ?? [])].find(
-    (s) => s.name === spec.name && s.containerID === current.id,
-  );
+  const previousSameID = previous.get(instanceKey(spec.name, current.id));
   // Gate ChangeContainerStatusOnKubeletRestart off (1.35): `started` survives regeneration
   // for the same container instance only (#141342).
   status.started = previousSameID?.started === true;
@@ -120,7 +139,8 @@ function terminatedState(c: RuntimeContainerStatus): ContainerState {
 /** Upstream `getPhase` (1.29+, sidecar-aware), over init and regular statuses together. */
 export function getPhase(pod: Pod, statuses: readonly ContainerStatus[], podIsTerminal: boolean): string {
   const spec = pod.spec;
-  const find = (name: string): ContainerStatus | undefined => statuses.find((s) => s.name === name);
+  const byName = firstByName(statuses);
+  const find = (name: string): ContainerStatus | undefined => byName.get(name);
   let pendingRegularInit = 0;
   let pendingRestartableInit = 0;
   let failedInitialization = 0;

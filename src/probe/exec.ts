@@ -12,7 +12,7 @@ import type { CommandRunner, HandlerObservation, ProbeOutcome } from './types.js
 /** Prefix the kubelet's timeout sentinel gives every exec timeout message. */
 const TIMED_OUT = 'command timed out';
 
-export { ExecTimeoutError } from '../util/exec-timeout.js';
+export { ExecTimeoutError } from '../spawn/index.js';
 
 
 /**

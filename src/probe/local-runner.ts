@@ -5,10 +5,8 @@
  * environment and working directory, and a timeout kills all of it.
  */
 import { realClock, type Clock } from '../util/clock.js';
-import { runProcess } from '../util/process.js';
-import { openSpawner, type Spawner } from '../util/spawner.js';
+import { commandTimedOut, openSpawner, runProcess, type Spawner } from '../spawn/index.js';
 import { MAX_PROBE_OUTPUT_BYTES } from './constants.js';
-import { commandTimedOut } from '../util/exec-timeout.js';
 import type { CommandRunner } from './types.js';
 
 /** Where and how a container's commands run. */
@@ -30,7 +28,7 @@ export interface LocalCommandRunnerOptions extends LocalExecContext {
   /** Clock for the timeout. Default: real time. */
   clock?: Clock;
   /**
-   * Start commands through the process-wide spawner process (see util/spawner.ts), off
+   * Start commands through the process-wide spawner process (see spawn/spawner.ts), off
    * this process's event loop. Default true; false forks from this process, which suits a
    * one-shot CLI that runs a single command (starting a spawner costs more than it saves).
    */

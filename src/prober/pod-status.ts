@@ -1,5 +1,6 @@
 import type { Container, ContainerStatus, Pod, PodStatus } from '../api/types.js';
 import type { ResultsManager } from './results.js';
+import { firstByName } from '../util/by-name.js';
 import { predatesKubelet } from './timestamps.js';
 import type { ProbeType } from './types.js';
 
@@ -19,13 +20,13 @@ export interface ProbeStateView {
  */
 export function updatePodStatus(view: ProbeStateView, pod: Pod, status: PodStatus): void {
   const podUID = pod.metadata?.uid ?? '';
-  const containers = pod.spec?.containers ?? [];
+  const specs = firstByName(pod.spec?.containers);
 
   for (const c of status.containerStatuses ?? []) {
     const started = isStarted(view, podUID, c);
     c.started = started;
     if (!started) continue; // `ready` stays as generated
-    c.ready = readiness(view, pod, c, containers.find((s) => s.name === c.name));
+    c.ready = readiness(view, pod, c, specs.get(c.name));
   }
 
   const initContainers = pod.spec?.initContainers ?? [];

@@ -3,6 +3,7 @@ import {
   DEFAULT_PROBE_PERIOD_SECONDS,
   DEFAULT_PROBE_SUCCESS_THRESHOLD,
 } from '../api/defaults.js';
+import { findByName } from '../util/by-name.js';
 import type { ContainerStatus, ContainerWithRules, Pod, PodStatus, Probe } from '../api/types.js';
 import type { WorkerContext } from './context.js';
 import type { ProbeManager } from './manager.js';
@@ -513,12 +514,14 @@ export class ProbeWorker {
   }
 }
 
-/** The first status of that name (a loop, not `find`: every tick of every worker looks). */
+/**
+ * The first status of that name. Every tick of every worker looks: through an index kept
+ * with the status manager's frozen snapshot (a scan made a period of a pod of n probed
+ * containers cost n²), a scan for a provider's own mutable lists.
+ */
 function statusNamed(statuses: readonly ContainerStatus[] | null | undefined, name: string): ContainerStatus | undefined {
   // `null` too: what decoded JSON or YAML gives for an empty list (a library user's provider).
-  if (statuses == null) return undefined;
-  for (const s of statuses) if (s.name === name) return s;
-  return undefined;
+  return findByName(statuses, name);
 }
 
 /** API defaults for fields a hand-written probe may omit (only zero/absent is replaced). */

@@ -7,9 +7,15 @@
  * the runtime kills running execs when their container exits and when it closes. The
  * result and the timeout error are the ones `LocalCommandRunner` gives.
  */
-import { commandTimedOut } from '../util/exec-timeout.js';
+import {
+  commandTimedOut,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  endedByTimeout,
+  spawnGroup,
+  type ProcessGroup,
+  type SpawnGroupOptions,
+} from '../spawn/index.js';
 import type { Clock } from '../util/clock.js';
-import { DEFAULT_MAX_OUTPUT_BYTES, endedByTimeout, spawnGroup, type ProcessGroup, type SpawnGroupOptions } from '../util/process.js';
 import type { ExecResult } from './types.js';
 
 export interface ExecContext {
@@ -20,7 +26,7 @@ export interface ExecContext {
   clock: Clock;
   /** Sees the started process group, so the caller can kill it with its container. */
   onSpawn: (group: ProcessGroup) => void;
-  /** What starts the command: a spawner's spawnGroup (see util/spawner.ts), or process.ts's. */
+  /** What starts the command: a spawner's spawnGroup (see spawn/spawner.ts), or process.ts's. */
   spawn?: (options: SpawnGroupOptions) => Promise<ProcessGroup>;
 }
 

@@ -15,7 +15,10 @@ export const DEFAULT_LOG_TAIL_BYTES = 64 * 1024;
 export interface ContainerLog {
   /** The log file's path. */
   readonly path: string;
-  /** Appends output to the file and the tail. Never throws: a failing disk stops the file, not the container. */
+  /**
+   * Appends output to the file and the tail. Never throws: a failing disk (ENOSPC, EIO)
+   * stops the file, not the container; the `onWriteError` given at open hears of it once.
+   */
   write(chunk: Buffer): void;
   /** The last `tailBytes` bytes written, decoded as UTF-8 (a character cut at the start is dropped). */
   tail(): string;
@@ -36,10 +39,13 @@ export function containerLogPath(
   return join(runDir, `${pod.namespace}_${pod.name}_${pod.uid}`, container, `${attempt}.log`);
 }
 
+/** Called once when writing a log file failed: what follows is not in the file. */
+export type LogWriteErrorHandler = (path: string, error: Error) => void;
+
 /** Creates the log file (and its directories) for appending; throws when that is impossible. */
-export function openContainerLog(path: string, tailBytes: number = DEFAULT_LOG_TAIL_BYTES): ContainerLog {
+export function openContainerLog(path: string, tailBytes: number = DEFAULT_LOG_TAIL_BYTES, onWriteError?: LogWriteErrorHandler): ContainerLog {
   mkdirSync(dirname(path), { recursive: true });
-  return containerLog(path, openSync(path, 'a'), tailBytes);
+  return containerLog(path, openSync(path, 'a'), tailBytes, onWriteError);
 }
 
 /**
@@ -47,15 +53,19 @@ export function openContainerLog(path: string, tailBytes: number = DEFAULT_LOG_T
  * 1,000 containers start at once, 2,000 `mkdir`s and 1,000 `open`s took ≈ 0.6 s of the event
  * loop; there they overlap with the rest of the starts. Rejects when that is impossible.
  */
-export async function openContainerLogAsync(path: string, tailBytes: number = DEFAULT_LOG_TAIL_BYTES): Promise<ContainerLog> {
+export async function openContainerLogAsync(
+  path: string,
+  tailBytes: number = DEFAULT_LOG_TAIL_BYTES,
+  onWriteError?: LogWriteErrorHandler,
+): Promise<ContainerLog> {
   await mkdir(dirname(path), { recursive: true });
   const fd = await new Promise<number>((resolve, reject) =>
     open(path, 'a', (err, opened) => (err ? reject(err) : resolve(opened))),
   );
-  return containerLog(path, fd, tailBytes);
+  return containerLog(path, fd, tailBytes, onWriteError);
 }
 
-function containerLog(path: string, opened: number, tailBytes: number): ContainerLog {
+function containerLog(path: string, opened: number, tailBytes: number, onWriteError: LogWriteErrorHandler | undefined): ContainerLog {
   let fd: number | undefined = opened;
   const limit = Math.max(0, tailBytes);
   const chunks: Buffer[] = [];
@@ -77,8 +87,14 @@ function containerLog(path: string, opened: number, tailBytes: number): Containe
       for (let offset = 0; fd !== undefined && offset < chunk.length; ) {
         offset += writeSync(fd, chunk, offset);
       }
-    } catch {
+    } catch (err) {
       closeFile();
+      // Said at once (a silent truncation looked like a clean run); never thrown at the container.
+      try {
+        onWriteError?.(path, err instanceof Error ? err : new Error(String(err)));
+      } catch {
+        // The handler's own failure changes nothing here.
+      }
     }
   };
 

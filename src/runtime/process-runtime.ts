@@ -9,15 +9,14 @@
  * started a `StartError` with exit code 128 rather than a thrown error.
  *
  * No process outlives its container or the runtime: a container's whole tree is killed
- * when its main process exits (util/process.ts), its exec'd commands die with it as they
+ * when its main process exits (spawn/process.ts), its exec'd commands die with it as they
  * would with its PID namespace, and `close()` kills and waits for everything.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import type { Container, Pod } from '../api/types.js';
 import { realClock, type Clock } from '../util/clock.js';
-import { spawnGroup, type ProcessExit, type ProcessGroup } from '../util/process.js';
-import { openSpawner, type Spawner } from '../util/spawner.js';
+import { openSpawner, spawnGroup, type ProcessExit, type ProcessGroup, type Spawner } from '../spawn/index.js';
 import { baseEnvironment, expandCommandLine, podHostname, resolveContainerEnv } from './env.js';
 import { execInContainer } from './exec.js';
 import { containerFieldPath, runtimeInputError } from './input-error.js';
@@ -40,6 +39,11 @@ export interface ProcessRuntimeOptions {
   logTailBytes?: number;
   /** The node's hostname, which `hostNetwork` pods see as `HOSTNAME`. Default: this host's. */
   hostname?: string;
+  /**
+   * Writing a container's log file failed (a full disk): the file stops there, the container
+   * runs on. Called once per log file. Default: nothing (the caller decides how to say it).
+   */
+  onLogWriteError?: (container: RuntimeContainerStatus, path: string, error: Error) => void;
 }
 
 /** The CRI runtime name in container IDs (`probelet://<id>`), like `containerd://`. */
@@ -87,6 +91,7 @@ export class ProcessRuntime implements ContainerRuntime {
   private readonly runDir: string;
   private readonly logTailBytes: number | undefined;
   private readonly hostname: string;
+  private readonly onLogWriteError: ProcessRuntimeOptions['onLogWriteError'];
   private readonly sandboxes = new Map<string, PodSandbox>();
   private readonly containers = new Map<string, ContainerRecord>();
   private readonly events = containerEvents();
@@ -102,6 +107,7 @@ export class ProcessRuntime implements ContainerRuntime {
     this.runDir = options.runDir;
     this.logTailBytes = options.logTailBytes;
     this.hostname = options.hostname ?? osHostname();
+    this.onLogWriteError = options.onLogWriteError;
   }
 
   runPodSandbox(pod: Pod): Promise<PodSandbox> {
@@ -253,7 +259,8 @@ export class ProcessRuntime implements ContainerRuntime {
   private async launch(plan: LaunchPlan): Promise<RuntimeContainerStatus> {
     let log: ContainerLog;
     try {
-      log = await openContainerLogAsync(plan.logPath, this.logTailBytes);
+      const report = this.onLogWriteError;
+      log = await openContainerLogAsync(plan.logPath, this.logTailBytes, report && ((path, error) => report({ ...plan.status }, path, error)));
     } catch (err) {
       return this.failStart(plan, undefined, `failed to create container log file: ${errorText(err)}`);
     }

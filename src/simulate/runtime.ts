@@ -14,7 +14,7 @@ import type { Container, Pod } from '../api/types.js';
 import type { ContainerEvent, ContainerRuntime, ExecResult, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
 import { containerEvents } from '../runtime/container-events.js';
 import type { ProbeType } from '../prober/types.js';
-import { commandTimedOut } from '../util/exec-timeout.js';
+import { commandTimedOut } from '../spawn/index.js';
 import type { Clock } from '../util/clock.js';
 import { containerScript, isPlainInit, probeScript, type Behaviours } from './behaviour.js';
 import { exitOf, phaseAt, type PhaseState, type Script } from './script.js';

@@ -5,6 +5,7 @@
  * only records what it did, on virtual time. More pods than one node holds run on as many
  * simulated nodes as they need (see {@link simulate}).
  */
+import { firstByName } from '../util/by-name.js';
 import { admitPods } from '../api/admit.js';
 import type { Event, Pod, PodStatus } from '../api/types.js';
 import { containerOfFieldPath, createEventRecorder } from '../kubelet/events.js';
@@ -150,17 +151,20 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'thre
       containers: names.map((name) => ({ name, readyAtMs: null, restarts: 0, kills: [], state: 'waiting', reason: 'ContainerCreating', starts: [], exits: [] })),
     });
   }
-  const containerOf = (uid: string, name: string): ContainerOutcome | undefined => outcomes.get(uid)?.containers.find((c) => c.name === name);
+  // By name: every status of a pod of n containers looks up each of them (a scan was n² per status).
+  const byName = new Map([...outcomes].map(([uid, o]) => [uid, firstByName(o.containers)] as const));
+  const containerOf = (uid: string, name: string): ContainerOutcome | undefined => byName.get(uid)?.get(name);
 
   /** Ready times, restarts and states, from every status the kubelet stores. */
   const track = (uid: string, status: PodStatus): void => {
     const now = t();
     const outcome = outcomes.get(uid);
-    if (!outcome) return;
+    const containers = byName.get(uid);
+    if (!outcome || !containers) return;
     const ready = (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
     if (ready && outcome.readyAtMs === null) outcome.readyAtMs = now;
     for (const s of [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]) {
-      const c = outcome.containers.find((x) => x.name === s.name);
+      const c = containers.get(s.name);
       if (!c) continue;
       if (s.ready && c.readyAtMs === null) c.readyAtMs = now;
       c.restarts = s.restartCount;

@@ -2,7 +2,7 @@
  * Module hooks that let a source checkout (tests run from src/ without a build) start
  * spawner-main.ts in a plain Node 20 process: `.js` imports that only exist as `.ts` are
  * resolved to the `.ts`, which TypeScript transpiles (types erased, nothing checked).
- * Built packages never use this: spawner.ts starts dist/util/spawner-main.js.
+ * Built packages never use this: spawner.ts starts dist/spawn/spawner-main.js.
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';

@@ -56,9 +56,11 @@ it('the demo pod becomes Ready within 30 s and stops cleanly on SIGTERM', async 
   expect(messages.some((m) => m.startsWith('Unhealthy: Readiness probe failed: cat: /tmp/probelet-demo-worker-ready'))).toBe(true);
 
   // The demo's processes: children of probelet (containers run in process groups of their own),
-  // besides probelet's exec spawner (util/spawner.ts).
+  // besides probelet's exec spawner (spawn/spawner.ts) and its supervisor (spawn/supervisor.ts).
   const pid = run.child.pid ?? -1;
-  const containers = liveProcesses().filter((p) => p.ppid === pid && !p.cmdline.includes('spawner-main'));
+  const containers = liveProcesses().filter(
+    (p) => p.ppid === pid && !p.cmdline.includes('spawner-main') && !p.cmdline.includes('probelet-supervisor'),
+  );
   expect(containers.map((p) => p.cmdline).sort()).toEqual([
     'node examples/demo/app.mjs',
     'node examples/demo/sidecar.mjs',

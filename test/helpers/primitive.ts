@@ -1,11 +1,11 @@
 /**
- * Runs a describe block under each spawn primitive (util/spawn-primitive.ts): the native
+ * Runs a describe block under each spawn primitive (spawn/spawn-primitive.ts): the native
  * addon and Node's spawn (the fallback when the addon is not built), so that both keep
  * every guarantee of process.ts. The choice is made through PROBELET_NATIVE_SPAWN, which
  * is read at every start and inherited by a spawner process.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { nativeAddonLoaded, type PrimitiveName } from '../../src/util/spawn-primitive.js';
+import { nativeAddonLoaded, type PrimitiveName } from '../../src/spawn/index.js';
 
 /** CI (.ci/run) sets PROBELET_REQUIRE_NATIVE=1: there, an addon that did not build fails the tests. */
 const nativeTested = nativeAddonLoaded() || process.env.PROBELET_REQUIRE_NATIVE === '1';

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** Live children of this process that are a spawner process (util/spawner-main). */
+/** Live children of this process that are a spawner process (spawn/spawner-main). */
 export function spawnerPids(): number[] {
   const pids: number[] = [];
   for (const tid of readdirSync('/proc/self/task')) {

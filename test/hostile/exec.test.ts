@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PROBE_OUTPUT_BYTES } from '../../src/probe/constants.js';
 import { probeExec } from '../../src/probe/exec.js';
 import { LocalCommandRunner } from '../../src/probe/local-runner.js';
-import { openSpawner, type Spawner } from '../../src/util/spawner.js';
+import { openSpawner, type Spawner } from '../../src/spawn/index.js';
 import { aliveWithMarker, eventually, isAlive, useProcessMarkers } from '../helpers/processes.js';
 import { PRIMITIVES, usePrimitive } from '../helpers/primitive.js';
 import { spawnerPids } from '../helpers/spawner.js';

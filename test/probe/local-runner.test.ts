@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_PROBE_OUTPUT_BYTES } from '../../src/probe/constants.js';
 import { ExecTimeoutError, probeExec } from '../../src/probe/exec.js';
 import { LocalCommandRunner } from '../../src/probe/local-runner.js';
-import { openSpawner } from '../../src/util/spawner.js';
+import { openSpawner } from '../../src/spawn/index.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { aliveWithMarker, eventually, useProcessMarkers } from '../helpers/processes.js';
 import { NATIVE_SKIP_REASON, NATIVE_TESTED, usePrimitive } from '../helpers/primitive.js';

@@ -4,7 +4,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../src/api/types.js';
-import { DEFAULT_MAX_OUTPUT_BYTES } from '../../src/util/process.js';
+import { DEFAULT_MAX_OUTPUT_BYTES } from '../../src/spawn/index.js';
 import { createProcessRuntime } from '../../src/runtime/process-runtime.js';
 import type { ContainerEvent, ContainerRuntime, RuntimeContainerStatus } from '../../src/runtime/types.js';
 import { FakeClock, type Clock } from '../../src/util/clock.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock, realClock, type Clock } from '../../src/util/clock.js';
-import { runProcess, spawnGroup, type ProcessGroup } from '../../src/util/process.js';
+import { runProcess, spawnGroup, type ProcessGroup } from '../../src/spawn/index.js';
 import { aliveInGroup, aliveWithMarker, eventually, useProcessMarkers } from '../helpers/processes.js';
 import { PRIMITIVES, usePrimitive } from '../helpers/primitive.js';
 

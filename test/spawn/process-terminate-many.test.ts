@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { spawnGroup } from '../../src/util/process.js';
+import { spawnGroup } from '../../src/spawn/index.js';
 import { aliveWithMarker, eventually, useProcessMarkers } from '../helpers/processes.js';
 import { PRIMITIVES, usePrimitive } from '../helpers/primitive.js';
 

@@ -19,6 +19,7 @@
  *   a container) fails with `exec format error`.
  */
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
@@ -54,6 +55,8 @@ export interface PrimitiveOptions {
   /** The complete environment; default this process's, as it is now. */
   env: Readonly<Record<string, string>> | undefined;
   cwd: string | undefined;
+  /** A cgroup's `cgroup.procs` the child joins before its exec (native only; see cgroup.ts). */
+  cgroupProcs?: string;
 }
 
 /** What the addon exports (native/spawn.c). */
@@ -66,6 +69,8 @@ interface SpawnAddon {
     /** `error` is 0 or a negative errno (libuv's numbering). */
     onStart: (error: number, pid: number, stdoutFd: number, stderrFd: number) => void,
     onExit: (code: number, signal: number) => void,
+    /** Moved there right after posix_spawn returns (an older build ignores it; JS writes the pid again). */
+    cgroupProcs?: string | null,
   ): void;
   /** Whether pidfds can watch a child here (see native/spawn.c). */
   supported(): boolean;
@@ -124,7 +129,7 @@ function hasNul({ argv, env, cwd }: PrimitiveOptions): boolean {
   return env !== undefined && Object.entries(env).some(([k, v]) => k.includes('\0') || v.includes('\0'));
 }
 
-function startNative(native: SpawnAddon, { argv, env, cwd }: PrimitiveOptions): Promise<StartedProcess> {
+function startNative(native: SpawnAddon, { argv, env, cwd, cgroupProcs }: PrimitiveOptions): Promise<StartedProcess> {
   return new Promise<StartedProcess>((resolve, reject) => {
     const exit = exitSignal();
     native.spawn(
@@ -150,6 +155,7 @@ function startNative(native: SpawnAddon, { argv, env, cwd }: PrimitiveOptions): 
       },
       (code, signal) =>
         exit.fire(signal === 0 ? { code, signal: null, signalNumber: null } : { code: null, signal: signalName(signal), signalNumber: signal }),
+      cgroupProcs ?? null,
     );
   });
 }
@@ -179,6 +185,16 @@ function signalName(signal: number): NodeJS.Signals | null {
 
 let errnoNames: Map<number, string> | undefined;
 
+/** Moves `pid` into the cgroup whose `cgroup.procs` is `procs`; false when it could not. */
+export function joinCgroup(procs: string, pid: number): boolean {
+  try {
+    writeFileSync(procs, String(pid));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * libuv's name for a negative errno, or the system's where libuv has none (ENOEXEC: a file
  * that is not a program), instead of `Unknown system error -8`.
@@ -190,6 +206,7 @@ function errnoName(error: number): string {
   return errnoNames.get(-error) ?? name;
 }
 
+/** No cgroup here: Node's spawn has no way in before the exec (see cgroup.ts). */
 function startNode({ argv, env, cwd }: PrimitiveOptions): Promise<StartedProcess> {
   return new Promise<StartedProcess>((resolve, reject) => {
     const [file, ...args] = argv;

@@ -1,5 +1,5 @@
 /**
- * The spawner process (util/spawner.ts): commands started through it keep process.ts's
+ * The spawner process (spawn/spawner.ts): commands started through it keep process.ts's
  * guarantees (the hostile cases are in test/hostile/exec.test.ts); here, its own life:
  * shared by leases, stopped with nothing left by the last close(), and a spawner that
  * dies takes no command's processes with it and is replaced. The spawner process is the
@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/util/clock.js';
-import { runProcess } from '../../src/util/process.js';
-import { MAX_DEATHS, openSpawner } from '../../src/util/spawner.js';
+import { runProcess } from '../../src/spawn/index.js';
+import { MAX_DEATHS, openSpawner } from '../../src/spawn/index.js';
 import { aliveWithMarker, eventually, isAlive, useProcessMarkers } from '../helpers/processes.js';
 import { NATIVE_SKIP_REASON, NATIVE_TESTED, usePrimitive } from '../helpers/primitive.js';
 import { spawnerPids } from '../helpers/spawner.js';

@@ -1,11 +1,11 @@
 /**
- * The spawn primitive under process.ts (util/spawn-primitive.ts). Its process semantics are
+ * The spawn primitive under process.ts (spawn/spawn-primitive.ts). Its process semantics are
  * tested through process.ts under both primitives (process*.test.ts, hostile/exec.test.ts);
  * here what only the primitive decides: which one runs, and the state a child starts in.
  */
 import { describe, expect, it } from 'vitest';
-import { runProcess, spawnGroup } from '../../src/util/process.js';
-import { currentPrimitive } from '../../src/util/spawn-primitive.js';
+import { runProcess, spawnGroup } from '../../src/spawn/index.js';
+import { currentPrimitive } from '../../src/spawn/index.js';
 import { NATIVE_SKIP_REASON, NATIVE_TESTED, PRIMITIVES, usePrimitive } from '../helpers/primitive.js';
 
 describe('choice of primitive', () => {

@@ -1,5 +1,5 @@
-import { formatGoDuration } from './duration.js';
-import { goQuote } from './go-quote.js';
+import { formatGoDuration } from '../util/duration.js';
+import { goQuote } from '../util/go-quote.js';
 
 /**
  * An exec command that outlived its timeout (Go's `exec.TimeoutError`). Runners reject

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runProcess } from '../../src/util/process.js';
-import { usableAddon } from '../../src/util/spawn-primitive.js';
+import { runProcess } from '../../src/spawn/index.js';
+import { usableAddon } from '../../src/spawn/index.js';
 import { NATIVE_SKIP_REASON, NATIVE_TESTED, usePrimitive } from '../helpers/primitive.js';
 
 const ADDON = fileURLToPath(new URL('../../build/Release/probelet_spawn.node', import.meta.url));

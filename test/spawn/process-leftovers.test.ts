@@ -4,7 +4,7 @@
  * left?" check must not miss), and after many runs in a row.
  */
 import { describe, expect, it } from 'vitest';
-import { runProcess } from '../../src/util/process.js';
+import { runProcess } from '../../src/spawn/index.js';
 import { aliveWithMarker, eventually, useProcessMarkers } from '../helpers/processes.js';
 import { PRIMITIVES, usePrimitive } from '../helpers/primitive.js';
 

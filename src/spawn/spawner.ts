@@ -32,7 +32,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
-import { realClock } from './clock.js';
+import { realClock } from '../util/clock.js';
 import {
   DEFAULT_MAX_OUTPUT_BYTES,
   killProcessTree,
@@ -42,7 +42,7 @@ import {
   type SpawnGroupOptions,
   spawnError,
 } from './process.js';
-import { moduleEntry } from './module-entry.js';
+import { moduleEntry } from '../util/module-entry.js';
 import { currentPrimitive } from './spawn-primitive.js';
 import type { SpawnerReply, SpawnerRequest } from './spawner-protocol.js';
 
