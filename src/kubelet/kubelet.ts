@@ -436,7 +436,8 @@ export class Kubelet {
       return;
     }
     // What this sync did shows in the next status (upstream: the next sync, which its own
-    // PLEG events trigger); a start error or a new back-off has no event, so ask directly.
+    // PLEG events trigger); a start error has no event, so ask directly. A new back-off
+    // does not ask: upstream shows it only at the pod's next sync (see restartWithBackOff).
     if (rec.changed) rec.dirty = true;
     this.requestSyncAfter(rec, SYNC_FREQUENCY_MS * (1 + 0.5 * this.random()));
   }
@@ -582,9 +583,12 @@ export class Kubelet {
     if (decision.inBackOff) {
       const message = crashLoopBackOffMessage(decision.delayMs, c.spec.name, rec.pod);
       if (c.waiting?.reason !== CRASH_LOOP_BACK_OFF_REASON || c.waiting.message !== message) {
-        rec.changed = true;
         this.noteProbeAction(rec, c, undefined, BACK_OFF_EVENT_REASON, message);
       }
+      // Like upstream's `reasonCache` (kubelet.go SyncPod: updated after the runtime's SyncPod,
+      // read by the *next* sync's generateAPIPodStatus): the waiting reason shows from the
+      // next sync on, whatever triggers it (the requeue below, a probe result, a PLEG event).
+      // No sync of its own: after a crash the status reads terminated (Error) until then.
       c.waiting = { reason: CRASH_LOOP_BACK_OFF_REASON, message };
       this.event(rec, c, 'Warning', BACK_OFF_EVENT_REASON, backOffEventMessage(c.spec.name, rec.pod));
       // `completeWork` (pod_workers.go): a sync that ends in back-off is requeued at the

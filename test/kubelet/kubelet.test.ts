@@ -82,15 +82,6 @@ describe('crash-loop back-off (§10.7)', () => {
       await settle(h.clock);
       let waited = 0;
       while (h.runtime.running('app') === undefined) {
-        if (waited === 0) {
-          // While throttled the container waits with the kubelet's reason and message.
-          const cs = h.pod().status?.containerStatuses?.[0];
-          if (i > 0) {
-            expect(cs?.state?.waiting?.reason).toBe('CrashLoopBackOff');
-            expect(cs?.state?.waiting?.message).toMatch(/^back-off \S+ restarting failed container=app pod=web_default\(uid-web\)$/);
-            expect(cs?.lastState?.terminated?.exitCode).toBe(1);
-          }
-        }
         await h.clock.advance(1000);
         waited = h.clock.now() - exitedAt;
         if (waited > 400_000) throw new Error('never restarted');
@@ -100,6 +91,34 @@ describe('crash-loop back-off (§10.7)', () => {
     expect(delays).toEqual([0, 10, 20, 40, 80, 160, 300, 300]);
     expect(h.pod().status?.containerStatuses?.[0]?.restartCount).toBe(8);
     expect(h.events()).toContainEqual(expect.stringMatching(/^Warning BackOff Back-off restarting failed container app in pod web_default\(uid-web\)/));
+  });
+
+  it('CrashLoopBackOff shows from the sync after the one that backed off (reasonCache): terminated until then', async () => {
+    // kubelet.go SyncPod: generateAPIPodStatus first, the runtime's SyncPod (doBackOff) next,
+    // reasonCache.Update last — so the waiting reason reaches the status only at the pod's
+    // next sync: here (no probe, no other trigger) the requeue at the back-off's expiry,
+    // where the container restarts at once. A crash loop reads 'Error' until then.
+    const h = harness([podOf([app()])], { random: () => 0 });
+    await settle(h.clock);
+    const seen: string[] = [];
+    h.kubelet.onPodStatus((p) => {
+      const state = p.status?.containerStatuses?.[0]?.state;
+      const s = state?.waiting ? `waiting ${state.waiting.reason} ${state.waiting.message ?? ''}` : state?.terminated ? `terminated ${state.terminated.exitCode}` : 'running';
+      if (seen.at(-1) !== s) seen.push(s);
+    });
+    // 1st crash: restart at once (no entry). 2nd: 10 s back-off.
+    h.runtime.exit(h.runtime.running('app')!.id, 1);
+    await settle(h.clock, 1000);
+    seen.length = 0;
+    h.runtime.exit(h.runtime.running('app')!.id, 1);
+    await settle(h.clock, 5000);
+    expect(h.events()).toContainEqual(expect.stringMatching(/^Warning BackOff Back-off restarting failed container app in pod web_default\(uid-web\)/));
+    expect(h.pod().status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(1);
+    expect(seen).toEqual(['terminated 1']);
+    await settle(h.clock, 6000);
+    expect(h.runtime.running('app')).toBeDefined();
+    expect(seen).toEqual(['terminated 1', 'waiting CrashLoopBackOff back-off 10s restarting failed container=app pod=web_default(uid-web)', 'running']);
+    expect(h.pod().status?.containerStatuses?.[0]?.lastState?.terminated?.exitCode).toBe(1);
   });
 
   it('starts over at the initial delay after a container ran for more than 600 s', async () => {
@@ -569,7 +588,10 @@ describe('admission', () => {
       if (reason && reasons.at(-1) !== reason) reasons.push(reason);
     });
     await settle(h.clock);
-    expect(reasons).toEqual(['ContainerCreating', 'RunContainerError', 'CrashLoopBackOff']);
+    // The back-off's waiting reason shows at the pod's next sync (the requeue at its expiry, 10 s × 1.25).
+    expect(reasons).toEqual(['ContainerCreating', 'RunContainerError']);
+    await settle(h.clock, 12_500);
+    expect(reasons.slice(0, 3)).toEqual(['ContainerCreating', 'RunContainerError', 'CrashLoopBackOff']);
     const cs = h.pod().status?.containerStatuses?.[0];
     expect(cs?.lastState?.terminated).toMatchObject({ reason: 'StartError', exitCode: 128 });
     expect(h.events()).toContainEqual(
