@@ -682,7 +682,19 @@ export class Kubelet {
     if (!rec) return;
     const c = rec.containers.get(event.status.name);
     if (c?.current?.id === event.status.id) c.current = event.status;
-    this.requestSync(rec);
+    // With the relist modelled, the kubelet learns of a change at the first relist at or
+    // after it (pleg/generic.go: relist every second, its events sync the pod): a crash is
+    // acted on up to a second after the exit, not at the exit.
+    const untilRelist = this.untilNextRelist();
+    if (untilRelist > 0) this.requestSyncAfter(rec, untilRelist);
+    else this.requestSync(rec);
+  }
+
+  /** How long until the next relist instant (0: at one now, or no relist modelled). */
+  private untilNextRelist(): number {
+    if (this.relistPhaseMs === undefined) return 0;
+    const sincePhase = (((this.clock.now() - this.relistPhaseMs) % PLEG_RELIST_PERIOD_MS) + PLEG_RELIST_PERIOD_MS) % PLEG_RELIST_PERIOD_MS;
+    return sincePhase === 0 ? 0 : PLEG_RELIST_PERIOD_MS - sincePhase;
   }
 
   private scheduleHousekeeping(): void {

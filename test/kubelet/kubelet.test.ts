@@ -253,6 +253,25 @@ describe('the PLEG relist (relistPhaseMs, as simulate runs the kubelet)', () => 
   });
 });
 
+describe('the PLEG relist sees a crash (relistPhaseMs)', () => {
+  it('a container that exits between relists is restarted at the next relist, not at its exit', async () => {
+    const clock = new FakeClock(T0);
+    const runtime = new FakeRuntime(clock);
+    const kubelet = new Kubelet({ runtime, clock, random: () => 0.5, prober: scriptedProber(), relistPhaseMs: 300 });
+    harnesses.push(kubelet);
+    kubelet.addPods([podOf([app()])]);
+    await clock.advance(2_600);
+    const first = runtime.running('app')!;
+    // Exits at +2.6 s; the relists fall at +3.3 s, +4.3 s …: nothing knows of it before +3.3 s.
+    runtime.exit(first.id, 1);
+    await clock.advance(699);
+    expect(runtime.running('app')).toBeUndefined();
+    await clock.advance(1);
+    expect(runtime.running('app')?.id).not.toBe(first.id);
+    expect(runtime.running('app')).toBeDefined();
+  });
+});
+
 describe('probe-driven kills (§10.4, §10.6)', () => {
   it('liveness Failure: Killing event, probe-level grace beats the pod grace, restart, new container probed afresh', async () => {
     const h = harness([
