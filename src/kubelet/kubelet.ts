@@ -97,9 +97,16 @@ interface PodRecord {
   dirty: boolean;
   /** Set by an action of this sync (start, kill, new waiting reason): the status must be regenerated. */
   changed: boolean;
+  /** Set when this sync ended in a back-off: its requeue is the one `completeWork` makes (no resync besides). */
+  backedOff: boolean;
   syncing: Promise<void> | undefined;
   timer: unknown;
   timerDue: number;
+  /**
+   * The pod worker's work-queue entry (`completeWork`: the resync, or a back-off's requeue):
+   * each sync's replaces the last, as upstream's queue keeps one per pod.
+   */
+  requeue: unknown;
   /** When the last sync ended (for the relist gate); undefined before the first. */
   lastSyncEndMs: number | undefined;
 }
@@ -329,9 +336,11 @@ export class Kubelet {
       initialized: false,
       dirty: false,
       changed: false,
+      backedOff: false,
       syncing: undefined,
       timer: undefined,
       timerDue: Infinity,
+      requeue: undefined,
       lastSyncEndMs: undefined,
     };
     this.pods.set(uid, rec);
@@ -361,8 +370,19 @@ export class Kubelet {
     }, delayMs);
   }
 
+  /** `completeWork`'s `workQueue.Enqueue`: this sync's requeue replaces the pod's previous one. */
+  private enqueue(rec: PodRecord, delayMs: number): void {
+    if (rec.requeue !== undefined) this.clock.clearTimeout(rec.requeue);
+    rec.requeue = this.clock.setTimeout(() => {
+      rec.requeue = undefined;
+      this.requestSync(rec);
+    }, delayMs);
+  }
+
   private clearTimer(rec: PodRecord): void {
     if (rec.timer !== undefined) this.clock.clearTimeout(rec.timer);
+    if (rec.requeue !== undefined) this.clock.clearTimeout(rec.requeue);
+    rec.requeue = undefined;
     rec.timer = undefined;
     rec.timerDue = Infinity;
   }
@@ -429,6 +449,7 @@ export class Kubelet {
     this.probeManager.addPod(rec.pod);
     if (!rec.sandbox) rec.sandbox = await this.runtime.runPodSandbox(rec.pod);
     rec.changed = false;
+    rec.backedOff = false;
     await this.syncContainers(rec);
     if (this.regularContainersDone(rec)) {
       // Sidecars run until every regular container has finished for good, then the pod ends.
@@ -439,7 +460,8 @@ export class Kubelet {
     // PLEG events trigger); a start error has no event, so ask directly. A new back-off
     // does not ask: upstream shows it only at the pod's next sync (see restartWithBackOff).
     if (rec.changed) rec.dirty = true;
-    this.requestSyncAfter(rec, SYNC_FREQUENCY_MS * (1 + 0.5 * this.random()));
+    // `completeWork` enqueues one requeue per sync: the back-off's, or else the resync.
+    if (!rec.backedOff) this.enqueue(rec, SYNC_FREQUENCY_MS * (1 + 0.5 * this.random()));
   }
 
   /**
@@ -595,7 +617,8 @@ export class Kubelet {
       // back-off's expiry, capped at the resync interval, jittered up to +50 % — so a restart
       // comes up to half the remaining step late, at any phase of the probe ticks.
       const requeueMs = Math.min(decision.remainingMs, SYNC_FREQUENCY_MS);
-      this.requestSyncAfter(rec, Math.max(requeueMs * (1 + WORKER_BACK_OFF_JITTER_FACTOR * this.random()), 1));
+      rec.backedOff = true;
+      this.enqueue(rec, Math.max(requeueMs * (1 + WORKER_BACK_OFF_JITTER_FACTOR * this.random()), 1));
       return;
     }
     await this.startContainer(rec, c);

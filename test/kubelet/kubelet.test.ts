@@ -173,6 +173,28 @@ describe('crash-loop back-off (§10.7)', () => {
   });
 });
 
+describe('the pod worker after a back-off (completeWork)', () => {
+  it('a sync that backs off is requeued once, by the back-off: no resync of its own that could come earlier', async () => {
+    // completeWork enqueues the back-off's requeue *instead of* the resync. Crashes 1–4 take
+    // the steps 0, 10, 20, 40 s; the 5th crash meets an 80 s step. Its sync draws 1 for the
+    // requeue (60 s cap × 1.5 = 90 s); the next draw is 0. Upstream restarts at 90 s; a
+    // resync drawn beside it (60 s × 1.0) would sync at 60 s, requeue the 20 s left and restart at 80 s.
+    const draws: number[] = [];
+    const h = harness([podOf([app()])], { random: () => draws.shift() ?? 0 });
+    await settle(h.clock);
+    const crash = async (): Promise<number> => {
+      h.runtime.exit(h.runtime.running('app')!.id, 1);
+      const at = h.clock.now();
+      await settle(h.clock);
+      while (!h.runtime.running('app')) await h.clock.advance(1000);
+      return Math.round((h.clock.now() - at) / 1000);
+    };
+    expect([await crash(), await crash(), await crash(), await crash()]).toEqual([0, 10, 20, 40]);
+    draws.push(1, 0);
+    expect(await crash()).toBe(90);
+  });
+});
+
 describe('back-off after a probe kill (doBackOff reads the status from before the kill)', () => {
   /** Kills, starts and BackOff events (seconds from the first start) of a container whose liveness always fails. */
   async function probeKillTimeline(h: Harness, spanMs: number): Promise<{ starts: number[]; kills: number[]; firstBackOff: number | undefined }> {
