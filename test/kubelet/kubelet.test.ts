@@ -230,6 +230,35 @@ describe('back-off after a probe kill (doBackOff reads the status from before th
     expect((firstBackOff ?? NaN) - first).toBe(120);
   });
 
+  it('a sidecar (restartable init container) killed by liveness follows the same rule: at once for four kills, back-off from the fifth', async () => {
+    // computeInitContainerActions kills it and puts it in InitContainersToStart in one pass; its
+    // start goes through the same doBackOff over the status read before the kill.
+    const proxy: Container = {
+      name: 'proxy',
+      image: 'img',
+      command: ['proxy'],
+      restartPolicy: 'Always',
+      livenessProbe: { exec: { command: ['x'] }, periodSeconds: 10, failureThreshold: 3 },
+    };
+    const h = harness([podOf([app()], { initContainers: [proxy] })], { random: () => 0 });
+    await settle(h.clock);
+    const t0 = h.clock.now();
+    const starts: number[] = [];
+    const kills: number[] = [];
+    h.kubelet.recorder.subscribe((e) => {
+      const t = Math.round((h.clock.now() - t0) / 1000);
+      if (e.involvedObject?.fieldPath !== 'spec.initContainers{proxy}') return;
+      if (e.reason === 'Started') starts.push(t);
+      if (e.reason === 'Killing') kills.push(t);
+    });
+    h.verdicts.set('proxy/liveness', 'failure');
+    for (let ms = 0; ms < 400_000; ms += 1000) await h.clock.advance(1000);
+    expect(kills.slice(0, 5)).toEqual([30, 60, 90, 120, 150]);
+    const waits = kills.map((k) => (starts.find((s) => s >= k) ?? NaN) - k);
+    expect(waits.slice(0, 6)).toEqual([0, 0, 0, 0, 40, 80]);
+    expect(h.events()).toContainEqual(expect.stringMatching(/^Normal Killing Init container proxy failed liveness probe/));
+  });
+
   it('a crash (no probe) still measures from the instance that exited: restarts at once, then after 10 s, 20 s', async () => {
     const h = harness([podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 10, failureThreshold: 3 } })])], { random: () => 0 });
     await settle(h.clock);
