@@ -106,9 +106,16 @@ interface PodRecord {
   dirty: boolean;
   /** Set by an action of this sync (start, kill, new waiting reason): the status must be regenerated. */
   changed: boolean;
+  /** Set when this sync ended in a back-off: its requeue is the one `completeWork` makes (no resync besides). */
+  backedOff: boolean;
   syncing: Promise<void> | undefined;
   timer: unknown;
   timerDue: number;
+  /**
+   * The pod worker's work-queue entry (`completeWork`: the resync, or a back-off's requeue):
+   * each sync's replaces the last, as upstream's queue keeps one per pod.
+   */
+  requeue: unknown;
   /** When the last sync ended (for the relist gate); undefined before the first. */
   lastSyncEndMs: number | undefined;
 }
@@ -366,9 +373,11 @@ export class Kubelet {
       initialized: false,
       dirty: false,
       changed: false,
+      backedOff: false,
       syncing: undefined,
       timer: undefined,
       timerDue: Infinity,
+      requeue: undefined,
       lastSyncEndMs: undefined,
     };
     this.pods.set(uid, rec);
@@ -398,8 +407,19 @@ export class Kubelet {
     }, delayMs);
   }
 
+  /** `completeWork`'s `workQueue.Enqueue`: this sync's requeue replaces the pod's previous one. */
+  private enqueue(rec: PodRecord, delayMs: number): void {
+    if (rec.requeue !== undefined) this.clock.clearTimeout(rec.requeue);
+    rec.requeue = this.clock.setTimeout(() => {
+      rec.requeue = undefined;
+      this.requestSync(rec);
+    }, delayMs);
+  }
+
   private clearTimer(rec: PodRecord): void {
     if (rec.timer !== undefined) this.clock.clearTimeout(rec.timer);
+    if (rec.requeue !== undefined) this.clock.clearTimeout(rec.requeue);
+    rec.requeue = undefined;
     rec.timer = undefined;
     rec.timerDue = Infinity;
   }
@@ -466,6 +486,7 @@ export class Kubelet {
     this.probeManager.addPod(rec.pod);
     if (!rec.sandbox) rec.sandbox = await this.runtime.runPodSandbox(rec.pod);
     rec.changed = false;
+    rec.backedOff = false;
     await this.syncContainers(rec);
     if (this.regularContainersDone(rec)) {
       // Sidecars run until every regular container has finished for good, then the pod ends.
@@ -473,9 +494,11 @@ export class Kubelet {
       return;
     }
     // What this sync did shows in the next status (upstream: the next sync, which its own
-    // PLEG events trigger); a start error or a new back-off has no event, so ask directly.
+    // PLEG events trigger); a start error has no event, so ask directly. A new back-off
+    // does not ask: upstream shows it only at the pod's next sync (see restartWithBackOff).
     if (rec.changed) rec.dirty = true;
-    this.requestSyncAfter(rec, SYNC_FREQUENCY_MS * (1 + 0.5 * this.random()));
+    // `completeWork` enqueues one requeue per sync: the back-off's, or else the resync.
+    if (!rec.backedOff) this.enqueue(rec, SYNC_FREQUENCY_MS * (1 + 0.5 * this.random()));
   }
 
   /**
@@ -619,16 +642,20 @@ export class Kubelet {
     if (decision.inBackOff) {
       const message = crashLoopBackOffMessage(decision.delayMs, c.spec.name, rec.pod);
       if (c.waiting?.reason !== CRASH_LOOP_BACK_OFF_REASON || c.waiting.message !== message) {
-        rec.changed = true;
         this.noteProbeAction(rec, c, undefined, BACK_OFF_EVENT_REASON, message);
       }
+      // Like upstream's `reasonCache` (kubelet.go SyncPod: updated after the runtime's SyncPod,
+      // read by the *next* sync's generateAPIPodStatus): the waiting reason shows from the
+      // next sync on, whatever triggers it (the requeue below, a probe result, a PLEG event).
+      // No sync of its own: after a crash the status reads terminated (Error) until then.
       c.waiting = { reason: CRASH_LOOP_BACK_OFF_REASON, message };
       this.event(rec, c, 'Warning', BACK_OFF_EVENT_REASON, backOffEventMessage(c.spec.name, rec.pod));
       // `completeWork` (pod_workers.go): a sync that ends in back-off is requeued at the
       // back-off's expiry, capped at the resync interval, jittered up to +50 % — so a restart
       // comes up to half the remaining step late, at any phase of the probe ticks.
       const requeueMs = Math.min(decision.remainingMs, SYNC_FREQUENCY_MS);
-      this.requestSyncAfter(rec, Math.max(requeueMs * (1 + WORKER_BACK_OFF_JITTER_FACTOR * this.random()), 1));
+      rec.backedOff = true;
+      this.enqueue(rec, Math.max(requeueMs * (1 + WORKER_BACK_OFF_JITTER_FACTOR * this.random()), 1));
       return;
     }
     await this.startContainer(rec, c);
@@ -715,7 +742,19 @@ export class Kubelet {
     if (!rec) return;
     const c = rec.containers.get(event.status.name);
     if (c?.current?.id === event.status.id) c.current = event.status;
-    this.requestSync(rec);
+    // With the relist modelled, the kubelet learns of a change at the first relist at or
+    // after it (pleg/generic.go: relist every second, its events sync the pod): a crash is
+    // acted on up to a second after the exit, not at the exit.
+    const untilRelist = this.untilNextRelist();
+    if (untilRelist > 0) this.requestSyncAfter(rec, untilRelist);
+    else this.requestSync(rec);
+  }
+
+  /** How long until the next relist instant (0: at one now, or no relist modelled). */
+  private untilNextRelist(): number {
+    if (this.relistPhaseMs === undefined) return 0;
+    const sincePhase = (((this.clock.now() - this.relistPhaseMs) % PLEG_RELIST_PERIOD_MS) + PLEG_RELIST_PERIOD_MS) % PLEG_RELIST_PERIOD_MS;
+    return sincePhase === 0 ? 0 : PLEG_RELIST_PERIOD_MS - sincePhase;
   }
 
   private scheduleHousekeeping(): void {

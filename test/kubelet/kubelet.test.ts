@@ -82,15 +82,6 @@ describe('crash-loop back-off (§10.7)', () => {
       await settle(h.clock);
       let waited = 0;
       while (h.runtime.running('app') === undefined) {
-        if (waited === 0) {
-          // While throttled the container waits with the kubelet's reason and message.
-          const cs = h.pod().status?.containerStatuses?.[0];
-          if (i > 0) {
-            expect(cs?.state?.waiting?.reason).toBe('CrashLoopBackOff');
-            expect(cs?.state?.waiting?.message).toMatch(/^back-off \S+ restarting failed container=app pod=web_default\(uid-web\)$/);
-            expect(cs?.lastState?.terminated?.exitCode).toBe(1);
-          }
-        }
         await h.clock.advance(1000);
         waited = h.clock.now() - exitedAt;
         if (waited > 400_000) throw new Error('never restarted');
@@ -100,6 +91,34 @@ describe('crash-loop back-off (§10.7)', () => {
     expect(delays).toEqual([0, 10, 20, 40, 80, 160, 300, 300]);
     expect(h.pod().status?.containerStatuses?.[0]?.restartCount).toBe(8);
     expect(h.events()).toContainEqual(expect.stringMatching(/^Warning BackOff Back-off restarting failed container app in pod web_default\(uid-web\)/));
+  });
+
+  it('CrashLoopBackOff shows from the sync after the one that backed off (reasonCache): terminated until then', async () => {
+    // kubelet.go SyncPod: generateAPIPodStatus first, the runtime's SyncPod (doBackOff) next,
+    // reasonCache.Update last — so the waiting reason reaches the status only at the pod's
+    // next sync: here (no probe, no other trigger) the requeue at the back-off's expiry,
+    // where the container restarts at once. A crash loop reads 'Error' until then.
+    const h = harness([podOf([app()])], { random: () => 0 });
+    await settle(h.clock);
+    const seen: string[] = [];
+    h.kubelet.onPodStatus((p) => {
+      const state = p.status?.containerStatuses?.[0]?.state;
+      const s = state?.waiting ? `waiting ${state.waiting.reason} ${state.waiting.message ?? ''}` : state?.terminated ? `terminated ${state.terminated.exitCode}` : 'running';
+      if (seen.at(-1) !== s) seen.push(s);
+    });
+    // 1st crash: restart at once (no entry). 2nd: 10 s back-off.
+    h.runtime.exit(h.runtime.running('app')!.id, 1);
+    await settle(h.clock, 1000);
+    seen.length = 0;
+    h.runtime.exit(h.runtime.running('app')!.id, 1);
+    await settle(h.clock, 5000);
+    expect(h.events()).toContainEqual(expect.stringMatching(/^Warning BackOff Back-off restarting failed container app in pod web_default\(uid-web\)/));
+    expect(h.pod().status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(1);
+    expect(seen).toEqual(['terminated 1']);
+    await settle(h.clock, 6000);
+    expect(h.runtime.running('app')).toBeDefined();
+    expect(seen).toEqual(['terminated 1', 'waiting CrashLoopBackOff back-off 10s restarting failed container=app pod=web_default(uid-web)', 'running']);
+    expect(h.pod().status?.containerStatuses?.[0]?.lastState?.terminated?.exitCode).toBe(1);
   });
 
   it('starts over at the initial delay after a container ran for more than 600 s', async () => {
@@ -154,6 +173,28 @@ describe('crash-loop back-off (§10.7)', () => {
   });
 });
 
+describe('the pod worker after a back-off (completeWork)', () => {
+  it('a sync that backs off is requeued once, by the back-off: no resync of its own that could come earlier', async () => {
+    // completeWork enqueues the back-off's requeue *instead of* the resync. Crashes 1–4 take
+    // the steps 0, 10, 20, 40 s; the 5th crash meets an 80 s step. Its sync draws 1 for the
+    // requeue (60 s cap × 1.5 = 90 s); the next draw is 0. Upstream restarts at 90 s; a
+    // resync drawn beside it (60 s × 1.0) would sync at 60 s, requeue the 20 s left and restart at 80 s.
+    const draws: number[] = [];
+    const h = harness([podOf([app()])], { random: () => draws.shift() ?? 0 });
+    await settle(h.clock);
+    const crash = async (): Promise<number> => {
+      h.runtime.exit(h.runtime.running('app')!.id, 1);
+      const at = h.clock.now();
+      await settle(h.clock);
+      while (!h.runtime.running('app')) await h.clock.advance(1000);
+      return Math.round((h.clock.now() - at) / 1000);
+    };
+    expect([await crash(), await crash(), await crash(), await crash()]).toEqual([0, 10, 20, 40]);
+    draws.push(1, 0);
+    expect(await crash()).toBe(90);
+  });
+});
+
 describe('back-off after a probe kill (doBackOff reads the status from before the kill)', () => {
   /** Kills, starts and BackOff events (seconds from the first start) of a container whose liveness always fails. */
   async function probeKillTimeline(h: Harness, spanMs: number): Promise<{ starts: number[]; kills: number[]; firstBackOff: number | undefined }> {
@@ -187,6 +228,35 @@ describe('back-off after a probe kill (doBackOff reads the status from before th
     const waits = kills.map((k) => (starts.find((s) => s >= k) ?? NaN) - k);
     expect(waits.slice(0, 7)).toEqual([0, 0, 0, 0, 40, 80, 160]);
     expect((firstBackOff ?? NaN) - first).toBe(120);
+  });
+
+  it('a sidecar (restartable init container) killed by liveness follows the same rule: at once for four kills, back-off from the fifth', async () => {
+    // computeInitContainerActions kills it and puts it in InitContainersToStart in one pass; its
+    // start goes through the same doBackOff over the status read before the kill.
+    const proxy: Container = {
+      name: 'proxy',
+      image: 'img',
+      command: ['proxy'],
+      restartPolicy: 'Always',
+      livenessProbe: { exec: { command: ['x'] }, periodSeconds: 10, failureThreshold: 3 },
+    };
+    const h = harness([podOf([app()], { initContainers: [proxy] })], { random: () => 0 });
+    await settle(h.clock);
+    const t0 = h.clock.now();
+    const starts: number[] = [];
+    const kills: number[] = [];
+    h.kubelet.recorder.subscribe((e) => {
+      const t = Math.round((h.clock.now() - t0) / 1000);
+      if (e.involvedObject?.fieldPath !== 'spec.initContainers{proxy}') return;
+      if (e.reason === 'Started') starts.push(t);
+      if (e.reason === 'Killing') kills.push(t);
+    });
+    h.verdicts.set('proxy/liveness', 'failure');
+    for (let ms = 0; ms < 400_000; ms += 1000) await h.clock.advance(1000);
+    expect(kills.slice(0, 5)).toEqual([30, 60, 90, 120, 150]);
+    const waits = kills.map((k) => (starts.find((s) => s >= k) ?? NaN) - k);
+    expect(waits.slice(0, 6)).toEqual([0, 0, 0, 0, 40, 80]);
+    expect(h.events()).toContainEqual(expect.stringMatching(/^Normal Killing Init container proxy failed liveness probe/));
   });
 
   it('a crash (no probe) still measures from the instance that exited: restarts at once, then after 10 s, 20 s', async () => {
@@ -231,6 +301,25 @@ describe('the PLEG relist (relistPhaseMs, as simulate runs the kubelet)', () => 
     expect(state()).toBe('terminated');
     await clock.advance(1);
     expect(state()).toBe('running');
+  });
+});
+
+describe('the PLEG relist sees a crash (relistPhaseMs)', () => {
+  it('a container that exits between relists is restarted at the next relist, not at its exit', async () => {
+    const clock = new FakeClock(T0);
+    const runtime = new FakeRuntime(clock);
+    const kubelet = new Kubelet({ runtime, clock, random: () => 0.5, prober: scriptedProber(), relistPhaseMs: 300 });
+    harnesses.push(kubelet);
+    kubelet.addPods([podOf([app()])]);
+    await clock.advance(2_600);
+    const first = runtime.running('app')!;
+    // Exits at +2.6 s; the relists fall at +3.3 s, +4.3 s …: nothing knows of it before +3.3 s.
+    runtime.exit(first.id, 1);
+    await clock.advance(699);
+    expect(runtime.running('app')).toBeUndefined();
+    await clock.advance(1);
+    expect(runtime.running('app')?.id).not.toBe(first.id);
+    expect(runtime.running('app')).toBeDefined();
   });
 });
 
@@ -569,7 +658,10 @@ describe('admission', () => {
       if (reason && reasons.at(-1) !== reason) reasons.push(reason);
     });
     await settle(h.clock);
-    expect(reasons).toEqual(['ContainerCreating', 'RunContainerError', 'CrashLoopBackOff']);
+    // The back-off's waiting reason shows at the pod's next sync (the requeue at its expiry, 10 s × 1.25).
+    expect(reasons).toEqual(['ContainerCreating', 'RunContainerError']);
+    await settle(h.clock, 12_500);
+    expect(reasons.slice(0, 3)).toEqual(['ContainerCreating', 'RunContainerError', 'CrashLoopBackOff']);
     const cs = h.pod().status?.containerStatuses?.[0];
     expect(cs?.lastState?.terminated).toMatchObject({ reason: 'StartError', exitCode: 128 });
     expect(h.events()).toContainEqual(

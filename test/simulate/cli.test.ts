@@ -116,11 +116,14 @@ describe('probelet simulate', () => {
     expect(run.stdout).toContain(
       'killed at +30s: liveness still `down` 30s after the container started (script down:40s,up), liveness failed 3 × period 10s after initialDelay 0s; a startupProbe with failureThreshold × period ≥ 50s would let it start',
     );
-    expect(run.stdout).toMatch(/api: never ready, 5 restarts, now waiting \(CrashLoopBackOff\)/);
+    expect(run.stdout).toMatch(/api: never ready, 6 restarts, now waiting \(CrashLoopBackOff\)/);
     // Kills at 30 s, 1m, 1m30s, 2m, 2m30s (restarted after the 40 s back-off and the pod worker's
-    // jittered requeue, at 3m12s: any phase of the ticks) and 3m40s (its restart due after 5m0s, the end).
-    expect(run.stdout.match(/killed at \+/g)).toHaveLength(6);
-    expect(run.stdout).toContain('killed at +3m40s: liveness still `down` 28s after the container started');
+    // jittered requeue, at 3m20s with seed 1), 3m50s (restarted at once: 80 s since the exit
+    // before it, the step) and 4m20s (its restart due after 5m0s, the end).
+    expect(run.stdout.match(/killed at \+/g)).toHaveLength(7);
+    expect(run.stdout).toMatch(/^\+3m20s +pod\/api\{api\} +Normal +Started /m);
+    expect(run.stdout).toContain('killed at +3m50s: liveness still `down` 30s after the container started');
+    expect(run.stdout).toContain('killed at +4m20s: liveness still `down` 30s after the container started');
   });
 
   it('says which containers have no script (they are up from the start)', async () => {
@@ -410,7 +413,10 @@ spec:
     expect(run.code).toBe(0);
     // Liveness 3 × 10s: its third probe comes at 30 s − δ after the start (the ticker runs ahead).
     expect(run.stdout).toMatch(/^20s +\+22s +0 +running \(Ready\)$/m);
-    expect(run.stdout).toMatch(/^30s +never +\d+ +waiting \(CrashLoopBackOff\)$/m);
+    // 30 s: killed at first; a restart after a back-off starts at any phase of the ticks and can
+    // live (its first probe up to a relist past a period: docs/timing-model.md §4). Seed 1: Ready after 5.
+    expect(run.stdout).toMatch(/^30s +\+3m51s +5 +running \(Ready\)$/m);
+    expect(run.stdout).toMatch(/^40s +never +\d+ +waiting \(CrashLoopBackOff\)$/m);
     expect(run.stdout).toContain('api starts crash-looping when its start-up takes ≥ 30s');
   });
 });
