@@ -57,7 +57,7 @@ describe.each(SIGNALS)('probelet run on %s', (signal) => {
 describe.each(SIGNALS)('probelet simulate --ui on %s', (signal) => {
   it('closes the dashboard and exits 0', async () => {
     const file = s.manifest('pod.yaml', testPod(s, 'sim', ['sleep', '300']));
-    const child = spawn(process.execPath, [BIN, 'simulate', file, '--for', '10s', '--ui', '127.0.0.1:0', '-o', 'json'], {
+    const child = spawn(process.execPath, [BIN, 'simulate', file, '--for', '10s', '--ui', '--listen', '127.0.0.1:0', '-o', 'json'], {
       cwd: REPO_ROOT,
       env: s.env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -65,7 +65,10 @@ describe.each(SIGNALS)('probelet simulate --ui on %s', (signal) => {
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (t: string) => (stdout += t));
     const closed = once(child, 'close');
-    while (!stdout.includes('"type":"ui"')) await new Promise((r) => setTimeout(r, 50));
+    while (!stdout.includes('"type":"ui"')) {
+      if (child.exitCode !== null) throw new Error(`simulate exited ${child.exitCode} before serving the dashboard`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
     child.kill(signal);
     const [code, killedBy] = (await closed) as [number | null, string | null];
     expect({ code, killedBy }).toEqual({ code: 0, killedBy: null });
