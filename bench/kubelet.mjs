@@ -87,15 +87,17 @@ function livePid(file, needle) {
  * @param {number} agentPid
  * @param {number | undefined} containerdPid
  * @param {number} windowS
+ * @param {() => Promise<void>} [every5s]  a check run every 5 s of the window (others' pods on the node)
  */
-async function measureWindow(agentPid, containerdPid, windowS) {
+async function measureWindow(agentPid, containerdPid, windowS, every5s = async () => undefined) {
   const c0 = containerdPid === undefined ? undefined : procSample(containerdPid).cpuS;
   const a0 = procSample(agentPid);
   let rss = a0.rssMB;
   const end = Date.now() + windowS * 1000;
-  while (Date.now() < end) {
+  for (let tick = 1; Date.now() < end; tick++) {
     await sleep(Math.min(1000, end - Date.now()));
     rss = Math.max(rss, procSample(agentPid).rssMB);
+    if (tick % 5 === 0) await every5s();
   }
   const a1 = procSample(agentPid);
   const c1 = containerdPid === undefined || c0 === undefined ? undefined : procSample(containerdPid).cpuS;
@@ -252,6 +254,8 @@ async function runKubelet(api, k, targets, o) {
   await deleteAll(); // an interrupted earlier run's
   const onNode = `/api/v1/pods?fieldSelector=spec.nodeName%3D${k.node}`;
   const others = async () => ((await api('GET', onNode)).body.items ?? []).filter((/** @type {any} */ p) => p.metadata?.namespace !== NAMESPACE).length;
+  let otherPods = 0;
+  const noteOthers = async () => void (otherPods = Math.max(otherPods, await others()));
   const create = async (/** @type {object} */ manifest) => {
     const r = await api('POST', base, { ...manifest, spec: { .../** @type {any} */ (manifest).spec, nodeName: k.node } });
     if (r.status !== 201) throw new Error(`creating a pod: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
@@ -265,9 +269,9 @@ async function runKubelet(api, k, targets, o) {
   await create(podManifest('bench-idle', 'idle', 0, o));
   await waitFor(() => running(1), START_LIMIT_MS, 'the idle pod running on the kubelet');
   await sleep(SETTLE_MS);
-  let otherPods = await others();
   process.stderr.write(`bench: kubelet idle window (${o.windowS} s)\n`);
-  const idle = await measureWindow(k.kubeletPid, livePid('/tmp/probelet-cri-kubelet/containerd.pid', 'containerd'), o.windowS);
+  await noteOthers();
+  const idle = await measureWindow(k.kubeletPid, livePid('/tmp/probelet-cri-kubelet/containerd.pid', 'containerd'), o.windowS, noteOthers);
 
   targets.reset();
   for (let i = 0; i < targets.pods.length; i += 10) {
@@ -275,12 +279,11 @@ async function runKubelet(api, k, targets, o) {
   }
   await waitFor(async () => targets.allProbed(2) && (await running(targets.pods.length + 1)), START_LIMIT_MS, `${targets.pods.length} pods started and probed on the kubelet`);
   await sleep(SETTLE_MS);
-  otherPods = Math.max(otherPods, await others());
   process.stderr.write(`bench: kubelet loaded window (${o.windowS} s)\n`);
+  await noteOthers();
   const from = Date.now();
-  const load = await measureWindow(k.kubeletPid, livePid('/tmp/probelet-cri-kubelet/containerd.pid', 'containerd'), o.windowS);
+  const load = await measureWindow(k.kubeletPid, livePid('/tmp/probelet-cri-kubelet/containerd.pid', 'containerd'), o.windowS, noteOthers);
   const arrivals = targets.within(from, Date.now());
-  otherPods = Math.max(otherPods, await others());
   await deleteAll();
   return figures('kubelet', k.version, idle, load, arrivals, otherPods, o);
 }
@@ -308,6 +311,7 @@ function figures(agent, version, idle, load, arrivals, otherPods, o) {
     execProbes: Math.round((o.execPods * o.windowS) / o.execPeriodS),
     containerdCpuS: round(load.containerdCpuS - idle.containerdCpuS, 2),
     lateness: latenessOf(arrivals, o.periodS * 1000),
+    loadAvg: Number(readFileSync('/proc/loadavg', 'latin1').split(' ')[0]),
     otherPods,
   };
 }

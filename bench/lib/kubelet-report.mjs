@@ -85,7 +85,8 @@ export function latenessOf(arrivalsByPod, periodMs) {
  * @property {number} execProbes        exec probes in the window, expected from their period (not observable from outside)
  * @property {number} containerdCpuS    the agent's containerd over the loaded window minus idle (ExecSync's cost is there)
  * @property {{ samples: number, p50: number, p99: number, max: number }} lateness
- * @property {number} otherPods         pods of others on the node during the windows (their work is in the figures)
+ * @property {number} loadAvg           the machine's 1-minute load average at the end of the loaded window (others' work shows in lateness)
+ * @property {number} otherPods         the most pods of others seen on the node during the windows, sampled every 5 s (their work is in the figures)
  */
 
 /**
@@ -126,6 +127,7 @@ export function kubeletReport(kubelet, probelet, o) {
     ['containerd CPU, loaded − idle (s)', String(kubelet.containerdCpuS), String(probelet.containerdCpuS)],
     ['lateness p50 / p99 / max (ms)', lateText(kubelet), lateText(probelet)],
     ['other pods on the node', String(kubelet.otherPods), String(probelet.otherPods)],
+    ['machine load average (1 min)', String(kubelet.loadAvg), String(probelet.loadAvg)],
   ];
   const w0 = Math.max(...rows.map((r) => r[0].length));
   const w1 = Math.max('kubelet'.length, ...rows.map((r) => r[1].length));

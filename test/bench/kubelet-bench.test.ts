@@ -38,6 +38,7 @@ const figures = (agent: 'kubelet' | 'probelet', idleCpuS: number, loadCpuS: numb
   execProbes: 120,
   containerdCpuS: 1.5,
   lateness: { samples: 5900, p50: 0.1, p99: 12.5, max: 40 },
+  loadAvg: 1.5,
   otherPods: 0,
 });
 
