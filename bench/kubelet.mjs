@@ -17,10 +17,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yaml from 'js-yaml';
 import { kubeApi } from './lib/kube-api.mjs';
+import { monotonicUs } from './lib/measure.mjs';
 import { KUBELET_USAGE, jsonLine, kubeletReport, latenessOf, parseKubeletOptions, round } from './lib/kubelet-report.mjs';
 
 /** @typedef {import('./lib/kubelet-report.mjs').KubeletBenchOptions} KubeletBenchOptions */
@@ -330,26 +331,33 @@ async function probeletWindow(endpoint, manifests, ready, o, profile) {
   const file = join(dir, 'pods.yaml');
   writeFileSync(file, manifests.map((m) => yaml.dump(m)).join('---\n'));
   const flags = [];
+  const profilePath = `${ROOT}bench/profiles/probelet-kubelet-scenario-${Date.now()}.cpuprofile`;
   if (profile) {
-    const profiles = `${ROOT}bench/profiles`;
-    mkdirSync(profiles, { recursive: true });
-    flags.push('--cpu-prof', `--cpu-prof-dir=${profiles}`, `--cpu-prof-name=probelet-kubelet-scenario-${Date.now()}.cpuprofile`);
+    mkdirSync(dirname(profilePath), { recursive: true });
+    flags.push('--cpu-prof', `--cpu-prof-dir=${dirname(profilePath)}`, `--cpu-prof-name=${basename(profilePath)}`);
   }
   const limitS = Math.ceil((START_LIMIT_MS / 1000 + SETTLE_MS / 1000 + o.windowS + 60) * 1.5);
-  const child = spawn(process.execPath, [...flags, `${ROOT}bin/probelet.js`, 'run', '--runtime', 'cri', '--cri-endpoint', endpoint, '-o', 'json', '--timeout', `${limitS}s`, file], {
+  // The default output (a pipe: `kubectl get pods -w`-style rows, one when a pod's row changes), as
+  // probelet would run: `-o json` adds a line per probe attempt, a cost the kubelet has no match for.
+  const child = spawn(process.execPath, [...flags, `${ROOT}bin/probelet.js`, 'run', '--runtime', 'cri', '--cri-endpoint', endpoint, '--timeout', `${limitS}s`, file], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise((r) => child.once('exit', (code) => r(code)));
   const stop = async () => {
-    if (child.exitCode !== null) return;
-    child.kill('SIGTERM');
-    await Promise.race([exited, sleep(60_000)]);
-    if (child.exitCode === null) child.kill('SIGKILL');
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await Promise.race([exited, sleep(60_000)]);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    }
     rmSync(dir, { recursive: true, force: true });
   };
   cleanups.push(stop);
   /** @type {Map<string, string>} */
   const phases = new Map();
+  const names = new Set(manifests.map((m) => /** @type {any} */ (m).metadata.name));
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (s) => (stderr = (stderr + s).slice(-2000)));
   let buffer = '';
@@ -359,9 +367,9 @@ async function probeletWindow(endpoint, manifests, ready, o, profile) {
     while ((nl = buffer.indexOf('\n')) >= 0) {
       const line = buffer.slice(0, nl);
       buffer = buffer.slice(nl + 1);
-      if (!line.startsWith('{')) continue;
-      const item = JSON.parse(line);
-      if (item.type === 'pod') phases.set(item.pod?.metadata?.name ?? '', item.pod?.status?.phase ?? '');
+      // NAME READY STATUS RESTARTS AGE; event lines name their object differently.
+      const [name, , status] = line.trim().split(/\s+/);
+      if (name !== undefined && status !== undefined && names.has(name)) phases.set(name, status);
     }
   });
   try {
@@ -376,8 +384,17 @@ async function probeletWindow(endpoint, manifests, ready, o, profile) {
     await sleep(SETTLE_MS);
     const pid = /** @type {number} */ (child.pid);
     const from = Date.now();
+    const us0 = monotonicUs();
     const m = await measureWindow(pid, livePid(`/tmp/probelet-cri-${CRI_INSTANCE}/containerd.pid`, 'containerd'), o.windowS);
-    return { ...m, from, to: Date.now() };
+    const window = [us0, monotonicUs()];
+    const to = Date.now();
+    await stop(); // the profile is written on exit
+    // CLOCK_MONOTONIC is the machine's, the profile's clock too: profile-summary.mjs counts only the window.
+    if (profile) {
+      writeFileSync(profilePath, JSON.stringify({ ...JSON.parse(readFileSync(profilePath, 'utf8')), benchWindowUs: window }));
+      process.stderr.write(`bench: probelet profile (loaded window marked): node bench/profile-summary.mjs ${profilePath}\n`);
+    }
+    return { ...m, from, to };
   } finally {
     await stop();
   }
