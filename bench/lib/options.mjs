@@ -44,10 +44,11 @@ export const USAGE = `usage: npm run bench -- [--handler http|tcp|grpc|exec] [--
        npm run bench -- --scenario node [--duration S]    (110 pods at kubelet defaults, HTTP/TCP/gRPC/exec mixed)
        npm run bench -- --scenario check [--objects N]   (probelet check over N workload objects)
        npm run bench -- --scenario simulate              (probelet simulate: a day of the demo pod, 1,000 pods for an hour)
-       npm run bench -- --scenario stream [--clients 200] [--duration 20]  (/stream clients that never read, during a busy run)`;
+       npm run bench -- --scenario stream [--clients 200] [--duration 20]  (/stream clients that never read, during a busy run)
+       npm run bench -- --scenario kubelet [--pods N] [--window S]  (the real kubelet beside probelet run --runtime cri; needs npm run cluster:up)`;
 
 /** Scenarios that are benches of their own (bench/NAME.mjs, own process); the others are probe-worker loads (`SCENARIOS`). */
-const SEPARATE_SCENARIOS = ['check', 'simulate', 'stream'];
+const SEPARATE_SCENARIOS = ['check', 'simulate', 'stream', 'kubelet'];
 
 /**
  * The scenario asked for with `--scenario NAME` when it is a bench of its own (bench/NAME.mjs),

@@ -30,6 +30,6 @@ describe('npm run bench -- --scenario check', () => {
   it('refuses an unknown scenario with exit status 2', async () => {
     const err = await promisify(execFile)(process.execPath, [RUN, '--scenario', 'nope']).catch((e: { code: number; stderr: string }) => e);
     expect(err).toMatchObject({ code: 2 });
-    expect((err as { stderr: string }).stderr).toContain('--scenario must be one of node, check, simulate');
+    expect((err as { stderr: string }).stderr).toContain('--scenario must be one of node, check, simulate, stream, kubelet');
   });
 });

@@ -1,0 +1,476 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench -- --scenario kubelet` (issue 19 §4): the real kubelet as probelet's
+ * performance anchor. The same pods — N with an HTTP or TCP readiness probe aimed at a server
+ * in this process on 127.0.0.1 (a path or a port per pod, so each probe's arrival is logged
+ * per pod), M with an exec readiness probe — run first under the kubelet of `npm run
+ * cluster:up` (on its containerd instance `kubelet`), then under `probelet run --runtime cri`
+ * on a containerd instance of its own (`cri-up --name bench`). For each agent: its process's
+ * CPU (utime+stime+cutime+cstime of /proc/<pid>/stat) over a window with one pod without
+ * probes (idle) and over the same window with all pods (loaded), RSS, the probes the server
+ * got, and their intervals against the period. Bounded: every wait has a limit, probelet runs
+ * with --timeout, every pod is deleted at the end (and on INT/TERM/HUP). See
+ * docs/performance-kubelet.md.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createTcpServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import yaml from 'js-yaml';
+import { kubeApi } from './lib/kube-api.mjs';
+import { monotonicUs } from './lib/measure.mjs';
+import { KUBELET_USAGE, jsonLine, kubeletReport, latenessOf, parseKubeletOptions, round } from './lib/kubelet-report.mjs';
+
+/** @typedef {import('./lib/kubelet-report.mjs').KubeletBenchOptions} KubeletBenchOptions */
+/** @typedef {import('./lib/kubelet-report.mjs').AgentFigures} AgentFigures */
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const NAMESPACE = 'probelet-bench';
+const IMAGE = 'probelet.local/busybox:test';
+const CRI_INSTANCE = 'bench';
+/** How long pods may take to start and get probed, and to go away. */
+const START_LIMIT_MS = 240_000;
+const DELETE_LIMIT_MS = 120_000;
+/** How long to wait for others' pods to leave the kubelet's node before measuring anyway. */
+const OTHERS_LIMIT_MS = 180_000;
+/** After every target got its second probe: let start-up work (PLEG, status updates) settle. */
+const SETTLE_MS = 10_000;
+const CLOCK_TICKS = 100;
+
+const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Cleanups run on exit, by a signal too. @type {(() => Promise<void>)[]} */
+const cleanups = [];
+let cleaning = false;
+async function cleanUp() {
+  if (cleaning) return;
+  cleaning = true;
+  for (const c of cleanups.reverse()) await c().catch((err) => process.stderr.write(`bench: cleanup: ${String(err)}\n`));
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']) {
+  process.once(signal, () => {
+    process.stderr.write(`bench: ${signal}: cleaning up\n`);
+    void cleanUp().then(() => process.exit(130));
+  });
+}
+
+/**
+ * utime+stime+cutime+cstime of a process in seconds, and its RSS in MB.
+ * @param {number} pid
+ */
+function procSample(pid) {
+  const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(f[14 - 3]) + Number(f[15 - 3]) + Number(f[16 - 3]) + Number(f[17 - 3]);
+  const rssKiB = Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1] ?? NaN);
+  return { cpuS: ticks / CLOCK_TICKS, rssMB: round(rssKiB / 1024, 1) };
+}
+
+/**
+ * The pid in a pid file when that process is alive and its command line contains `needle`.
+ * @param {string} file
+ * @param {string} needle
+ */
+function livePid(file, needle) {
+  try {
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(needle) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The agent's and its containerd's CPU over `windowS`, RSS sampled each second.
+ * @param {number} agentPid
+ * @param {number | undefined} containerdPid
+ * @param {number} windowS
+ * @param {() => Promise<void>} [every5s]  a check run every 5 s of the window (others' pods on the node)
+ */
+async function measureWindow(agentPid, containerdPid, windowS, every5s = async () => undefined) {
+  const c0 = containerdPid === undefined ? undefined : procSample(containerdPid).cpuS;
+  const a0 = procSample(agentPid);
+  let rss = a0.rssMB;
+  const end = Date.now() + windowS * 1000;
+  for (let tick = 1; Date.now() < end; tick++) {
+    await sleep(Math.min(1000, end - Date.now()));
+    rss = Math.max(rss, procSample(agentPid).rssMB);
+    if (tick % 5 === 0) await every5s();
+  }
+  const a1 = procSample(agentPid);
+  const c1 = containerdPid === undefined || c0 === undefined ? undefined : procSample(containerdPid).cpuS;
+  return { cpuS: round(a1.cpuS - a0.cpuS, 2), rssMB: rss, containerdCpuS: c1 === undefined || c0 === undefined ? NaN : c1 - c0 };
+}
+
+/**
+ * The probed servers: one HTTP server (a path per pod) and one TCP listener per TCP pod, each
+ * logging arrival times by pod. Answers 200 and closes as a plain server would.
+ * @param {KubeletBenchOptions} o
+ */
+async function startTargets(o) {
+  /** @type {Map<string, number[]>} */
+  const arrivals = new Map();
+  const log = (/** @type {string} */ pod) => {
+    const list = arrivals.get(pod);
+    if (list !== undefined) list.push(performance.timeOrigin + performance.now());
+  };
+  const http = createHttpServer((req, res) => {
+    log((req.url ?? '').slice(1));
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');
+  });
+  http.keepAliveTimeout = 1000;
+  await new Promise((r) => http.listen(0, '127.0.0.1', () => r(undefined)));
+  const httpPort = /** @type {import('node:net').AddressInfo} */ (http.address()).port;
+  /** @type {{ name: string, kind: 'http' | 'tcp' | 'exec', port: number }[]} */
+  const pods = [];
+  /** @type {import('node:net').Server[]} */
+  const tcp = [];
+  for (let i = 0; i < o.pods; i++) {
+    const kind = i % 2 === 0 ? 'http' : 'tcp';
+    const name = `bench-${kind}-${i}`;
+    arrivals.set(name, []);
+    if (kind === 'http') {
+      pods.push({ name, kind, port: httpPort });
+      continue;
+    }
+    const server = createTcpServer((socket) => {
+      log(name);
+      socket.on('error', () => undefined);
+      socket.end();
+    });
+    await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
+    tcp.push(server);
+    pods.push({ name, kind, port: /** @type {import('node:net').AddressInfo} */ (server.address()).port });
+  }
+  for (let i = 0; i < o.execPods; i++) pods.push({ name: `bench-exec-${i}`, kind: 'exec', port: 0 });
+  return {
+    pods,
+    arrivals,
+    reset: () => {
+      for (const list of arrivals.values()) list.length = 0;
+    },
+    /** True when every host-probed pod got at least `n` probes. */
+    allProbed: (/** @type {number} */ n) => [...arrivals.values()].every((list) => list.length >= n),
+    /** Arrivals within [from, to] by pod. */
+    within: (/** @type {number} */ from, /** @type {number} */ to) => [...arrivals.values()].map((list) => list.filter((t) => t >= from && t <= to)),
+    close: async () => {
+      http.closeAllConnections();
+      await Promise.all([http, ...tcp].map((s) => new Promise((r) => s.close(() => r(undefined)))));
+    },
+  };
+}
+
+/**
+ * @param {string} name
+ * @param {'http' | 'tcp' | 'exec' | 'idle'} kind
+ * @param {number} port
+ * @param {KubeletBenchOptions} o
+ */
+function podManifest(name, kind, port, o) {
+  const probe = { periodSeconds: kind === 'exec' ? o.execPeriodS : o.periodS, timeoutSeconds: 1, failureThreshold: 3 };
+  /** @type {Record<string, unknown> | undefined} */
+  const readinessProbe =
+    kind === 'http'
+      ? { httpGet: { host: '127.0.0.1', port, path: `/${name}` }, ...probe }
+      : kind === 'tcp'
+        ? { tcpSocket: { host: '127.0.0.1', port }, ...probe }
+        : kind === 'exec'
+          ? { exec: { command: ['true'] }, ...probe }
+          : undefined;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NAMESPACE },
+    spec: {
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      dnsPolicy: 'Default',
+      terminationGracePeriodSeconds: 2,
+      containers: [
+        {
+          name: 'app',
+          image: IMAGE,
+          imagePullPolicy: 'Never',
+          command: ['sh', '-c', 'trap "exit 0" TERM; sleep 86400 & wait'],
+          ...(readinessProbe === undefined ? {} : { readinessProbe }),
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * Waits for `done()` every 500 ms up to `limitMs`.
+ * @param {() => boolean | Promise<boolean>} done
+ * @param {number} limitMs
+ * @param {string} what
+ */
+async function waitFor(done, limitMs, what) {
+  const end = Date.now() + limitMs;
+  while (!(await done())) {
+    if (Date.now() > end) throw new Error(`${what}: not within ${limitMs / 1000} s`);
+    await sleep(500);
+  }
+}
+
+/** The cluster's kubeconfig, bin directory, kubelet pid and node name, or why there is none. */
+function findCluster() {
+  const how = 'bring the cluster up with `npm run cluster:up` (as root; see docs/cluster.md), then run this again';
+  let env;
+  try {
+    env = execFileSync('bash', [`${ROOT}cluster/env.sh`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch {
+    return { why: `no cluster: ${how}` };
+  }
+  const kubeconfig = /^export KUBECONFIG=(.*)$/m.exec(env)?.[1];
+  const binDir = /^export PATH=(.*):\$PATH$/m.exec(env)?.[1];
+  if (kubeconfig === undefined || binDir === undefined) return { why: `cluster/env.sh printed no KUBECONFIG or PATH: ${how}` };
+  const dir = process.env['PROBELET_CLUSTER_DIR'] ?? '/tmp/probelet-cluster';
+  const kubeletPid = livePid(join(dir, 'run/kubelet.pid'), 'kubelet');
+  if (kubeletPid === undefined) return { why: `the cluster at ${dir} has no running kubelet: ${how}` };
+  return { kubeconfig, binDir, kubeletPid, node: process.env['PROBELET_KUBELET_NODE'] ?? 'probelet-kubelet' };
+}
+
+/**
+ * The kubelet's run: idle window with one probe-less pod, then all pods, then deletion.
+ * @param {ReturnType<typeof kubeApi>} api
+ * @param {{ kubeletPid: number, node: string, version: string }} k
+ * @param {Awaited<ReturnType<typeof startTargets>>} targets
+ * @param {KubeletBenchOptions} o
+ * @returns {Promise<AgentFigures>}
+ */
+async function runKubelet(api, k, targets, o) {
+  const base = `/api/v1/namespaces/${NAMESPACE}/pods`;
+  const made = await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+  if (made.status !== 201 && made.status !== 409) throw new Error(`creating namespace ${NAMESPACE}: HTTP ${made.status}`);
+  await waitFor(async () => (await api('GET', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/default`)).status === 200, 60_000, 'the namespace\'s default service account');
+  const deleteAll = async () => {
+    await api('DELETE', `${base}?gracePeriodSeconds=0`);
+    await waitFor(async () => ((await api('GET', base)).body.items ?? []).length === 0, DELETE_LIMIT_MS, `deleting the pods of namespace ${NAMESPACE}`);
+  };
+  cleanups.push(deleteAll);
+  await deleteAll(); // an interrupted earlier run's
+  const onNode = `/api/v1/pods?fieldSelector=spec.nodeName%3D${k.node}`;
+  const others = async () => ((await api('GET', onNode)).body.items ?? []).filter((/** @type {any} */ p) => p.metadata?.namespace !== NAMESPACE).length;
+  let otherPods = 0;
+  const noteOthers = async () => void (otherPods = Math.max(otherPods, await others()));
+  const create = async (/** @type {object} */ manifest) => {
+    const r = await api('POST', base, { ...manifest, spec: { .../** @type {any} */ (manifest).spec, nodeName: k.node } });
+    if (r.status !== 201) throw new Error(`creating a pod: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+  };
+  const running = async (/** @type {number} */ n) => ((await api('GET', base)).body.items ?? []).filter((/** @type {any} */ p) => p.status?.phase === 'Running').length >= n;
+
+  // Others' pods (the oracle's, say) on the node put their work in the kubelet's figures: wait a while for them to go.
+  await waitFor(async () => (await others()) === 0, OTHERS_LIMIT_MS, 'other pods leaving the node').catch(() =>
+    process.stderr.write(`bench: other pods still on node ${k.node}; measuring anyway (the report counts them)\n`),
+  );
+  await create(podManifest('bench-idle', 'idle', 0, o));
+  await waitFor(() => running(1), START_LIMIT_MS, 'the idle pod running on the kubelet');
+  await sleep(SETTLE_MS);
+  process.stderr.write(`bench: kubelet idle window (${o.windowS} s)\n`);
+  await noteOthers();
+  const idle = await measureWindow(k.kubeletPid, livePid('/tmp/probelet-cri-kubelet/containerd.pid', 'containerd'), o.windowS, noteOthers);
+
+  targets.reset();
+  for (let i = 0; i < targets.pods.length; i += 10) {
+    await Promise.all(targets.pods.slice(i, i + 10).map((p) => create(podManifest(p.name, p.kind, p.port, o))));
+  }
+  await waitFor(async () => targets.allProbed(2) && (await running(targets.pods.length + 1)), START_LIMIT_MS, `${targets.pods.length} pods started and probed on the kubelet`);
+  await sleep(SETTLE_MS);
+  process.stderr.write(`bench: kubelet loaded window (${o.windowS} s)\n`);
+  await noteOthers();
+  const from = Date.now();
+  const load = await measureWindow(k.kubeletPid, livePid('/tmp/probelet-cri-kubelet/containerd.pid', 'containerd'), o.windowS, noteOthers);
+  const arrivals = targets.within(from, Date.now());
+  await deleteAll();
+  return figures('kubelet', k.version, idle, load, arrivals, otherPods, o);
+}
+
+/**
+ * @param {'kubelet' | 'probelet'} agent
+ * @param {string} version
+ * @param {{ cpuS: number, rssMB: number, containerdCpuS: number }} idle
+ * @param {{ cpuS: number, rssMB: number, containerdCpuS: number }} load
+ * @param {number[][]} arrivals
+ * @param {number} otherPods
+ * @param {KubeletBenchOptions} o
+ * @returns {AgentFigures}
+ */
+function figures(agent, version, idle, load, arrivals, otherPods, o) {
+  return {
+    agent,
+    version,
+    windowS: o.windowS,
+    idleCpuS: idle.cpuS,
+    loadCpuS: load.cpuS,
+    idleRssMB: idle.rssMB,
+    loadRssMB: load.rssMB,
+    hostProbes: arrivals.reduce((n, a) => n + a.length, 0),
+    execProbes: Math.round((o.execPods * o.windowS) / o.execPeriodS),
+    containerdCpuS: round(load.containerdCpuS - idle.containerdCpuS, 2),
+    lateness: latenessOf(arrivals, o.periodS * 1000),
+    loadAvg: Number(readFileSync('/proc/loadavg', 'latin1').split(' ')[0]),
+    otherPods,
+  };
+}
+
+/**
+ * One `probelet run --runtime cri` over `manifests`; resolves when `ready()` holds, then
+ * measures the window and stops the process.
+ * @param {string} endpoint
+ * @param {object[]} manifests
+ * @param {(runningPods: number) => boolean} ready
+ * @param {KubeletBenchOptions} o
+ * @param {boolean} profile
+ */
+async function probeletWindow(endpoint, manifests, ready, o, profile) {
+  const dir = mkdtempSync(join(tmpdir(), 'probelet-bench-'));
+  const file = join(dir, 'pods.yaml');
+  writeFileSync(file, manifests.map((m) => yaml.dump(m)).join('---\n'));
+  const flags = [];
+  const profilePath = `${ROOT}bench/profiles/probelet-kubelet-scenario-${Date.now()}.cpuprofile`;
+  if (profile) {
+    mkdirSync(dirname(profilePath), { recursive: true });
+    flags.push('--cpu-prof', `--cpu-prof-dir=${dirname(profilePath)}`, `--cpu-prof-name=${basename(profilePath)}`);
+  }
+  const limitS = Math.ceil((START_LIMIT_MS / 1000 + SETTLE_MS / 1000 + o.windowS + 60) * 1.5);
+  // The default output (a pipe: `kubectl get pods -w`-style rows, one when a pod's row changes), as
+  // probelet would run: `-o json` adds a line per probe attempt, a cost the kubelet has no match for.
+  const child = spawn(process.execPath, [...flags, `${ROOT}bin/probelet.js`, 'run', '--runtime', 'cri', '--cri-endpoint', endpoint, '--timeout', `${limitS}s`, file], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise((r) => child.once('exit', (code) => r(code)));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await Promise.race([exited, sleep(60_000)]);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  cleanups.push(stop);
+  /** @type {Map<string, string>} */
+  const phases = new Map();
+  const names = new Set(manifests.map((m) => /** @type {any} */ (m).metadata.name));
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (s) => (stderr = (stderr + s).slice(-2000)));
+  let buffer = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    buffer += chunk;
+    let nl;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      // NAME READY STATUS RESTARTS AGE; event lines name their object differently.
+      const [name, , status] = line.trim().split(/\s+/);
+      if (name !== undefined && status !== undefined && names.has(name)) phases.set(name, status);
+    }
+  });
+  try {
+    await waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error(`probelet run exited (${child.exitCode}) early: ${stderr}`);
+        return ready([...phases.values()].filter((p) => p === 'Running').length);
+      },
+      START_LIMIT_MS,
+      `${manifests.length} pods started${manifests.length > 1 ? ' and probed' : ''} under probelet`,
+    );
+    await sleep(SETTLE_MS);
+    const pid = /** @type {number} */ (child.pid);
+    const from = Date.now();
+    const us0 = monotonicUs();
+    const m = await measureWindow(pid, livePid(`/tmp/probelet-cri-${CRI_INSTANCE}/containerd.pid`, 'containerd'), o.windowS);
+    const window = [us0, monotonicUs()];
+    const to = Date.now();
+    await stop(); // the profile is written on exit
+    // CLOCK_MONOTONIC is the machine's, the profile's clock too: profile-summary.mjs counts only the window.
+    if (profile) {
+      writeFileSync(profilePath, JSON.stringify({ ...JSON.parse(readFileSync(profilePath, 'utf8')), benchWindowUs: window }));
+      process.stderr.write(`bench: probelet profile (loaded window marked): node bench/profile-summary.mjs ${profilePath}\n`);
+    }
+    return { ...m, from, to };
+  } finally {
+    await stop();
+  }
+}
+
+/**
+ * probelet's run: one process with the idle pod only, then one with every pod.
+ * @param {string} endpoint
+ * @param {string} version
+ * @param {Awaited<ReturnType<typeof startTargets>>} targets
+ * @param {KubeletBenchOptions} o
+ * @returns {Promise<AgentFigures>}
+ */
+async function runProbelet(endpoint, version, targets, o) {
+  const idlePod = podManifest('bench-idle', 'idle', 0, o);
+  process.stderr.write(`bench: probelet idle window (${o.windowS} s)\n`);
+  const idle = await probeletWindow(endpoint, [idlePod], (n) => n >= 1, o, false);
+  targets.reset();
+  const all = [idlePod, ...targets.pods.map((p) => podManifest(p.name, p.kind, p.port, o))];
+  process.stderr.write(`bench: probelet loaded window (${o.windowS} s) once ${all.length} pods run and are probed\n`);
+  const load = await probeletWindow(endpoint, all, (n) => n >= all.length && targets.allProbed(2), o, o.cpuProf);
+  return figures('probelet', version, idle, load, targets.within(load.from, load.to), 0, o);
+}
+
+async function main() {
+  let o;
+  try {
+    o = parseKubeletOptions(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n${KUBELET_USAGE}\n`);
+    return 2;
+  }
+  const cluster = findCluster();
+  if ('why' in cluster) {
+    process.stderr.write(`bench: --scenario kubelet needs the local cluster's real kubelet: ${cluster.why}\n`);
+    return 1;
+  }
+  const api = kubeApi(cluster.kubeconfig);
+  const node = await api('GET', `/api/v1/nodes/${cluster.node}`);
+  const ready = (node.body.status?.conditions ?? []).some((/** @type {any} */ c) => c.type === 'Ready' && c.status === 'True');
+  if (node.status !== 200 || !ready) {
+    process.stderr.write(`bench: node ${cluster.node} is ${node.status === 200 ? 'not Ready' : `missing (HTTP ${node.status})`}: check \`npm run cluster:up\` (docs/cluster.md)\n`);
+    return 1;
+  }
+  const kubeletBinary = execFileSync(join(cluster.binDir, 'kubelet'), ['--version'], { encoding: 'utf8' }).trim();
+  const kubeletVersion = `${kubeletBinary} (node ${cluster.node} reports ${node.body.status?.nodeInfo?.kubeletVersion}, runtime ${node.body.status?.nodeInfo?.containerRuntimeVersion})`;
+  const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8'));
+  const probeletVersion = `probelet ${pkg.version} run --runtime cri on node ${process.version}, containerd instance ${CRI_INSTANCE}`;
+
+  const targets = await startTargets(o);
+  cleanups.push(targets.close);
+  try {
+    process.stderr.write(`bench: ${kubeletVersion}\n`);
+    const kubelet = await runKubelet(api, { kubeletPid: cluster.kubeletPid, node: cluster.node, version: kubeletVersion }, targets, o);
+    process.stdout.write(`${jsonLine(kubelet)}\n`);
+    const wasUp = livePid(`/tmp/probelet-cri-${CRI_INSTANCE}/containerd.pid`, 'containerd') !== undefined;
+    const endpoint = execFileSync('bash', [`${ROOT}scripts/cri-up.sh`, '--name', CRI_INSTANCE], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+      .trim()
+      .split('\n')
+      .at(-1);
+    if (endpoint === undefined || endpoint === '') throw new Error('cri-up printed no endpoint');
+    if (!wasUp) cleanups.unshift(async () => void execFileSync('bash', [`${ROOT}scripts/cri-down.sh`, '--name', CRI_INSTANCE], { stdio: ['ignore', 'inherit', 'inherit'] }));
+    const probelet = await runProbelet(endpoint, probeletVersion, targets, o);
+    process.stdout.write(`${jsonLine(probelet)}\n\n${kubeletReport(kubelet, probelet, o)}\n`);
+    return 0;
+  } finally {
+    await cleanUp();
+  }
+}
+
+if (!existsSync(`${ROOT}dist/index.js`)) {
+  process.stderr.write('bench: dist/ is missing: run `npm run build` first\n');
+  process.exitCode = 2;
+} else {
+  process.exitCode = await main().catch((err) => {
+    process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return cleanUp().then(() => 1);
+  });
+}
