@@ -35,7 +35,7 @@ export async function createRuntime(flags: RuntimeFlags, runDir: string, hooks: 
   if (flags.runtime !== 'cri') return createProcessRuntime({ runDir, ...hooks });
   const endpoint = criEndpoint(flags.criEndpoint);
   try {
-    return await createCriRuntime({ endpoint, runDir });
+    return await createCriRuntime({ endpoint, runDir, warn: (message) => process.stderr.write(`probelet: ${message}\n`) });
   } catch (err) {
     throw new CliUsageError(`--runtime cri: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -161,6 +161,25 @@ describe('leftovers of earlier runs', () => {
     ]);
   });
 
+  it('containerd gone at close (Ctrl-C while it is down): one plain line naming what is left, why, and the crictl line, not a raw gRPC error', async () => {
+    const svc = fakeService();
+    const said: string[] = [];
+    runDir = mkdtempSync(join(tmpdir(), 'probelet-fake-cri-'));
+    const runtime = new CriRuntime(svc.client, VERSION, { endpoint: svc.client.endpoint, runDir, relistPeriodMs: 60_000, warn: (m) => void said.push(m) });
+    const pod = (n: number): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `web-${n}`, namespace: 'default', uid: `00000000-0000-4000-8000-00000000001${n}` }, spec: { containers: [] } });
+    const a = await runtime.runPodSandbox(pod(1));
+    const b = await runtime.runPodSandbox(pod(2));
+    const down = (): Promise<never> => Promise.reject(Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14, details: 'No connection established. Last error: connect ECONNREFUSED /fake/containerd.sock' }));
+    svc.client.ListPodSandbox = down;
+    svc.client.ListContainers = down;
+    const warnings = await warningsOf(() => runtime.close());
+    expect(warnings).toEqual([]); // no Node warning: the CLI prints the line as its own
+    expect(said).toEqual([
+      `this run could not remove its 2 pod sandboxes (and their containers): cannot reach the container runtime at unix:///fake/containerd.sock: No connection established. Last error: connect ECONNREFUSED /fake/containerd.sock; is containerd (or CRI-O) running?; ` +
+        `the next probelet start on unix:///fake/containerd.sock removes them, or once the runtime is back: crictl --runtime-endpoint unix:///fake/containerd.sock rmp -f ${a.id} ${b.id}`,
+    ]);
+  });
+
   it('fails the start when the runtime cannot even list them', async () => {
     const svc = withLeftovers();
     // Unavailable for the first listing only: close() afterwards lists (and finds nothing of its run).

@@ -61,6 +61,11 @@ export interface CriRuntimeOptions {
   relistPeriodMs?: number;
   /** Bytes of a container's log returned by `containerLogs`. Default 64 KiB. */
   logTailBytes?: number;
+  /**
+   * Where warnings go (what could not be removed, and how to remove it). Default
+   * `process.emitWarning`; the CLI prints them as plain `probelet: …` lines.
+   */
+  warn?: (message: string) => void;
 }
 
 interface SandboxRecord {
@@ -85,6 +90,22 @@ interface RemovalFailure {
 /** How a user removes what probelet could not: `remove it by hand (crictl rm -f ID)`. */
 function removeByHand(kind: RemovalFailure['kind'], id: string): string {
   return `remove it by hand (${kind === 'sandbox' ? 'crictl rmp -f' : 'crictl rm -f'} ${id})`;
+}
+
+/**
+ * What a run leaves in a runtime that stopped answering before the run could remove its pods:
+ * the sandboxes (each with its containers), why, and the one crictl line that removes them once
+ * the runtime is back (the next start on the same endpoint removes them too).
+ */
+export function leftBehind(endpoint: string, sandboxIDs: readonly string[], err: unknown): string {
+  const why = explainConnectError(endpoint, err).message;
+  if (sandboxIDs.length === 0) return `could not check that this run left nothing behind: ${why}`;
+  const what = sandboxIDs.length === 1 ? 'its pod sandbox' : `its ${sandboxIDs.length} pod sandboxes`;
+  return (
+    `this run could not remove ${what} (and their containers): ${why}; ` +
+    `the next probelet start on ${endpoint} removes them, or once the runtime is back: ` +
+    `crictl --runtime-endpoint ${endpoint} rmp -f ${sandboxIDs.join(' ')}`
+  );
 }
 
 /** Connects (failing with an error that names the fix), removes crash leftovers, starts the relist. */
@@ -126,6 +147,7 @@ export class CriRuntime implements ContainerRuntime {
   private readonly containers = new Map<string, ContainerRecord>();
   private readonly events = containerEvents();
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly warn: (message: string) => void;
   /**
    * Sandbox removals under way, by ID: the kubelet's and close()'s removal of one sandbox
    * share one sequence of calls, because containerd can hang a RemovePodSandbox that races
@@ -147,6 +169,7 @@ export class CriRuntime implements ContainerRuntime {
     this.runDir = options.runDir;
     this.relistPeriodMs = options.relistPeriodMs ?? RELIST_PERIOD_MS;
     this.logTailBytes = options.logTailBytes ?? DEFAULT_LOG_TAIL_BYTES;
+    this.warn = options.warn ?? ((message) => process.emitWarning(message));
     this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid, pidStart: processStartTime(process.pid) };
   }
 
@@ -331,11 +354,12 @@ export class CriRuntime implements ContainerRuntime {
     try {
       // Each one named: a leftover whose ID and reason are known can be removed by hand.
       for (const { kind, id, error } of await this.removeAll({ [RUN_LABEL]: this.owner.runID })) {
-        process.emitWarning(`could not remove the ${kind} ${id} of this run from ${this.client.endpoint}: ${grpcMessage(error)}; the next start removes it, or ${removeByHand(kind, id)}`);
+        this.warn(`could not remove the ${kind} ${id} of this run from ${this.client.endpoint}: ${grpcMessage(error)}; the next start removes it, or ${removeByHand(kind, id)}`);
       }
     } catch (err) {
-      // The runtime went away: what it still holds carries this run's labels for the next start to remove.
-      process.emitWarning(`could not remove the pods of this run from ${this.client.endpoint}: ${grpcMessage(err)}`);
+      // The runtime went away (containerd stopped mid-run): what it still holds carries this run's
+      // labels for the next start to remove. Say what is left and how to remove it by hand.
+      this.warn(leftBehind(this.client.endpoint, [...this.sandboxes.keys()], err));
     } finally {
       this.sandboxes.clear();
       this.containers.clear();
@@ -351,7 +375,7 @@ export class CriRuntime implements ContainerRuntime {
    */
   async removeLeftovers(): Promise<void> {
     for (const { kind, id, error } of await this.removeAll({ [MANAGED_LABEL]: 'true' }, (labels) => !ownerAlive(labels))) {
-      process.emitWarning(`could not remove the ${kind} ${id} an earlier probelet left in ${this.client.endpoint}: ${grpcMessage(error)}; ${removeByHand(kind, id)}`);
+      this.warn(`could not remove the ${kind} ${id} an earlier probelet left in ${this.client.endpoint}: ${grpcMessage(error)}; ${removeByHand(kind, id)}`);
     }
   }
 
