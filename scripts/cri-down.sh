@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Tears down what `npm run cri:up` started, leaving no process, mount, netns, bridge, cgroup,
-# CNI result or directory behind, whether containerd is alive (pods removed through the
+# Tears down what `npm run cri:up` started (one instance: `--name NAME` or PROBELET_CRI_INSTANCE,
+# see cri-instance.sh), leaving no process, mount, netns, bridge, cgroup, CNI result or
+# directory of that instance behind, whether containerd is alive (pods removed through the
 # CRI, which frees their netns and IPs) or was killed with pods still running (runc, shims
-# and netns cleaned by hand). Safe to run when nothing is up.
+# and netns cleaned by hand). Never touches another instance's bridge, results or cgroups.
+# Refuses while another process (a probelet run, a kubelet, crictl) is connected to the
+# instance's socket; PROBELET_CRI_FORCE=1 tears down anyway. Safe to run when nothing is up.
 set -uo pipefail
 
-W="${PROBELET_CRI_DIR:-/tmp/probelet-cri}"
-SOCK="$W/containerd.sock"
-BRIDGE=probelet-cni0
 HERE="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=cri-instance.sh
+. "$HERE/cri-instance.sh"
 
 log() { echo "cri-down: $*" >&2; }
 
@@ -22,6 +24,24 @@ pid=""
 # A killed containerd stays a zombie until PID 1 reaps it: that is not alive.
 # Our containerd, not whatever got its pid after a reboot (the pid file lives on disk): its command line names our config.
 alive() { [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] && [ "$(awk '{print $3}' "/proc/$pid/stat")" != Z ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$W/config.toml"; }
+
+# 0. Not while something uses it: a kubelet or a probelet run would see its pods vanish.
+if alive && [ "${PROBELET_CRI_FORCE:-}" != 1 ]; then
+  users="$(socket_users "$pid" | tr '\n' ' ')"
+  if [ -n "${users// /}" ]; then
+    for u in $users; do log "in use by pid $u: $(tr '\0' ' ' <"/proc/$u/cmdline" 2>/dev/null | cut -c1-160)"; done
+    log "instance ${CRI_INSTANCE:-default} ($SOCK) is in use: stop those first (cluster:down stops the kubelet), or set PROBELET_CRI_FORCE=1"
+    exit 1
+  fi
+fi
+
+# Container ids of this instance, for its cgroups (/k8s.io/<id> is shared by every instance).
+ids=""
+[ -d "$W/root/io.containerd.runtime.v2.task/k8s.io" ] && ids+=" $(ls "$W/root/io.containerd.runtime.v2.task/k8s.io" 2>/dev/null | tr '\n' ' ')"
+[ -d "$W/state/io.containerd.runtime.v2.task/k8s.io" ] && ids+=" $(ls "$W/state/io.containerd.runtime.v2.task/k8s.io" 2>/dev/null | tr '\n' ' ')"
+if alive && [ -S "$SOCK" ]; then
+  ids+=" $(ctr --address "$SOCK" -n k8s.io containers ls -q 2>/dev/null | tr '\n' ' ')"
+fi
 
 # 1. Through the CRI while containerd is up.
 if alive && [ -S "$SOCK" ]; then
@@ -53,20 +73,26 @@ if [ -d "$TASKS" ]; then
     ip netns del "$(basename "$ns")" 2>/dev/null
   done
 fi
-rm -f /var/lib/cni/results/probelet-* 2>/dev/null
+# CNI results are named <network>-<container id>-<interface>.
+rm -f /var/lib/cni/results/"$NETNAME"-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]*-* 2>/dev/null
 rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null
 
 # 4. Mounts under the work dir (overlay rootfs, shm), deepest first; then the bridge.
 awk -v w="$W" '$2 == w || index($2, w "/") == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
 ip link del "$BRIDGE" 2>/dev/null
 
-# 5. Empty cgroups containerd's CRI made (cgroupfs driver: /k8s.io/<id> in every hierarchy).
+# 5. Empty cgroups containerd's CRI made for this instance's containers (cgroupfs driver, no
+# cgroup parent: /k8s.io/<id> in every hierarchy); /k8s.io itself only once empty.
 for dir in /sys/fs/cgroup/*/k8s.io /sys/fs/cgroup/k8s.io; do
-  [ -d "$dir" ] && find "$dir" -depth -type d -exec rmdir {} \; 2>/dev/null
+  [ -d "$dir" ] || continue
+  for id in $ids; do
+    [ -d "$dir/$id" ] && find "$dir/$id" -depth -type d -exec rmdir {} \; 2>/dev/null
+  done
+  rmdir "$dir" 2>/dev/null
 done
 
 # 6. Files: the default-endpoint link cri-up made (only if it is ours), the work dir and containerd's fixed runtime paths if nothing else uses them.
-[ -L /run/containerd/containerd.sock ] && [ "$(readlink /run/containerd/containerd.sock)" = "$SOCK" ] && rm -f /run/containerd/containerd.sock
+[ -z "$CRI_INSTANCE" ] && [ -L /run/containerd/containerd.sock ] && [ "$(readlink /run/containerd/containerd.sock)" = "$SOCK" ] && rm -f /run/containerd/containerd.sock
 rm -rf "$W"
 # Shim sockets of killed shims stay in containerd's fixed /run/containerd/s: remove them
 # only when no other containerd is running on this machine.
@@ -80,4 +106,4 @@ if [ -n "$left" ]; then
   log "processes still running: $left"
   exit 1
 fi
-log "done"
+log "instance ${CRI_INSTANCE:-default} done"

@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# Brings up a private containerd for probelet's CRI runtime and tests (`npm run cri:up`):
-# its own root, state and socket under $PROBELET_CRI_DIR (default /tmp/probelet-cri), runc's
-# state inside it, a CNI bridge on 169.254.213.0/24 (link-local: never the machine's uplink
-# nor a private range someone routes), a pause image built from a tiny static C program and
-# the busybox test image `probelet.local/busybox:test` built from busybox-static. No
-# registry is needed. Idempotent: a running instance is reused. Prints the endpoint, and
-# links the default endpoint /run/containerd/containerd.sock to it when nothing is there.
+# Brings up a private containerd for probelet's CRI runtime and tests (`npm run cri:up`, or
+# `npm run cri:up -- --name NAME` for another instance, see cri-instance.sh): its own root,
+# state and socket under $W, runc's state inside it, a CNI bridge on a 169.254.X.0/24 subnet
+# (link-local: never the machine's uplink nor a private range someone routes), a pause image
+# built from a tiny static C program and the busybox test image `probelet.local/busybox:test`
+# built from busybox-static, the same in every instance. No registry is needed. Idempotent: a
+# running instance is reused. Prints the endpoint; the default instance also links the
+# default endpoint /run/containerd/containerd.sock to it when nothing is there.
 # Facts behind each setting: docs/container-runtime-notes.md of the project's shared docs.
 set -euo pipefail
 
-W="${PROBELET_CRI_DIR:-/tmp/probelet-cri}"
-SOCK="$W/containerd.sock"
-BRIDGE=probelet-cni0
-SUBNET=169.254.213.0/24
+# shellcheck source=cri-instance.sh
+. "$(dirname "$0")/cri-instance.sh"
 BUSYBOX_IMAGE=probelet.local/busybox:test
 PAUSE_IMAGE=probelet.local/pause:3.9
 
@@ -48,6 +47,8 @@ running() {
 }
 
 mkdir -p "$W"/{root,state,runc,opt,cni/net.d,cni/ipam,images,pods}
+pick_subnet
+printf 'INSTANCE=%s\nSUBNET=%s\nBRIDGE=%s\nNETNAME=%s\n' "${CRI_INSTANCE:-default}" "$SUBNET" "$BRIDGE" "$NETNAME" >"$W/instance.env"
 
 # 2. Config: defaults plus what this machine kind needs (see the file comment).
 cat >"$W/config.toml" <<TOML
@@ -83,7 +84,7 @@ TOML
 cat >"$W/cni/net.d/10-probelet.conflist" <<JSON
 {
   "cniVersion": "1.0.0",
-  "name": "probelet",
+  "name": "$NETNAME",
   "plugins": [
     {
       "type": "bridge",
@@ -180,10 +181,11 @@ fi
 # The CRI default endpoint (`unix:///run/containerd/containerd.sock`, what probelet and crictl
 # use without a flag) points here when no containerd owns it; cri-down removes that link.
 DEFAULT_SOCK=/run/containerd/containerd.sock
-if [ ! -e "$DEFAULT_SOCK" ] && [ ! -L "$DEFAULT_SOCK" ]; then
+if [ -z "$CRI_INSTANCE" ] && [ ! -e "$DEFAULT_SOCK" ] && [ ! -L "$DEFAULT_SOCK" ]; then
   mkdir -p /run/containerd
   ln -s "$SOCK" "$DEFAULT_SOCK"
   log "linked $DEFAULT_SOCK -> $SOCK (the default endpoint)"
 fi
 
+log "instance ${CRI_INSTANCE:-default}: dir $W, bridge $BRIDGE, subnet $SUBNET, CNI network $NETNAME"
 echo "unix://$SOCK"

@@ -1,4 +1,5 @@
 import { formatGoDuration } from './duration.js';
+import { goQuote } from './go-quote.js';
 
 /**
  * An exec command that outlived its timeout (Go's `exec.TimeoutError`). Runners reject
@@ -20,8 +21,13 @@ export class ExecTimeoutError extends Error {
   }
 }
 
-/** The one wording of a command timeout: `command timed out: command "<argv>" timed out after 1s`. */
+/**
+ * The one wording of a command timeout, the CRI client's (k8s.io/cri-client remote_runtime.go,
+ * ExecSync: `fmt.Errorf("%w: %q timed out after %s", ErrCommandTimedOut, strings.Join(cmd, " "),
+ * timeout)`): `command timed out: "<argv>" timed out after 1s`. Found by the oracle: the
+ * kubelet 1.35's Unhealthy events read so (docs/differences.md).
+ */
 export function commandTimedOut(argv: readonly string[], timeoutMs: number, output: string): ExecTimeoutError {
-  const detail = `command "${argv.join(' ')}" timed out after ${formatGoDuration(timeoutMs)}`;
+  const detail = `${goQuote(argv.join(' '))} timed out after ${formatGoDuration(timeoutMs)}`;
   return new ExecTimeoutError(new Error(`command timed out: ${detail}`), timeoutMs, output);
 }

@@ -46,7 +46,7 @@ describe('examples/probe-demo', () => {
     expect(row(out, 'exec', /warming up/)[5]).toBe('Unhealthy: Readiness probe failed: warming up');
     const hung = row(out, 'exec', /sleep 30/);
     expect(hung[2]).toBe('failure (timeout)');
-    expect(hung[5]).toBe('Unhealthy: Readiness probe failed: command timed out: command "sleep 30" timed out after 1s');
+    expect(hung[5]).toBe('Unhealthy: Readiness probe failed: command timed out: "sleep 30" timed out after 1s');
 
     // The timed-out `sleep 30` inherited the marker: it must be dead, not orphaned.
     expect(aliveWithMarker(marker)).toEqual([]);

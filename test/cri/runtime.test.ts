@@ -34,7 +34,26 @@ describeCri('cri: the runtime on containerd', () => {
     const t0 = performance.now();
     const err = await h.runtime.execSync(id, ['sleep', '30'], 1000).catch((e: unknown) => e);
     expect(performance.now() - t0).toBeLessThan(15_000);
-    expect(err).toMatchObject({ name: 'TimeoutError', message: 'command timed out: command "sleep 30" timed out after 1s' });
+    expect(err).toMatchObject({ name: 'TimeoutError', message: 'command timed out: "sleep 30" timed out after 1s' });
+  });
+
+  it.concurrent('each container has a PID namespace of its own (its process is PID 1, not pause) unless shareProcessNamespace; ExecSync on an exited container errors in the kubelet\'s words', async ({ task }) => {
+    const h = await startCriKubelet(task.id);
+    run(
+      h,
+      pod('own-pid', [bb(h, 'c', sh('exec sleep 600'))], { terminationGracePeriodSeconds: 2 }),
+      pod('shared-pid', [bb(h, 'c', sh('exec sleep 600'))], { terminationGracePeriodSeconds: 2, shareProcessNamespace: true }),
+      pod('gone', [bb(h, 'c', sh('exit 0'))], { restartPolicy: 'Never' }),
+    );
+    const own = (await waitRunning(h, 'own-pid', 'c')).containerID ?? '';
+    const shared = (await waitRunning(h, 'shared-pid', 'c')).containerID ?? '';
+    // On the kubelet a shell ignoring SIGTERM as PID 1 is killed only at the grace period's end (137).
+    expect(await h.runtime.execSync(own, ['cat', '/proc/1/comm'], 5000)).toEqual({ exitCode: 0, output: 'sleep\n' });
+    expect(await h.runtime.execSync(shared, ['cat', '/proc/1/comm'], 5000)).toEqual({ exitCode: 0, output: 'pause\n' });
+    await until(() => statusOf(current(h, 'gone'), 'c')?.state?.terminated, 15_000);
+    const gone = statusOf(current(h, 'gone'), 'c')?.containerID ?? '';
+    const err = await h.runtime.execSync(gone, ['true'], 5000).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/^rpc error: code = \w+ desc = /);
   });
 
   it.concurrent('a container without command runs the image CMD; args are $(VAR)-expanded; logs follow <pod dir>/<container>/<attempt>.log', async ({ task }) => {

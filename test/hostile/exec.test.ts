@@ -91,7 +91,7 @@ describe.each(PRIMITIVES)('hostile exec commands (%s spawn)', (primitive) => {
     const { outcome, elapsedMs, marker } = await probe(cmd, 1000);
     expect(outcome).toEqual({
       result: 'failure',
-      output: 'command timed out: command "sh -c setsid sleep 300 & echo started; sleep 300" timed out after 1s',
+      output: 'command timed out: "sh -c setsid sleep 300 & echo started; sleep 300" timed out after 1s',
     });
     expect(elapsedMs).toBeGreaterThanOrEqual(950);
     expect(elapsedMs).toBeLessThan(3000);
@@ -125,7 +125,7 @@ describe.each(PRIMITIVES)('hostile exec commands (%s spawn)', (primitive) => {
     const elapsedMs = performance.now() - started;
     expect(outcome).toEqual({
       result: 'failure',
-      output: `command timed out: command "sh -c ${bomb}" timed out after 6s`,
+      output: `command timed out: "sh -c ${bomb}" timed out after 6s`,
     });
     expect(elapsedMs).toBeGreaterThanOrEqual(5900);
     expect(elapsedMs).toBeLessThan(9000);
@@ -136,7 +136,7 @@ describe.each(PRIMITIVES)('hostile exec commands (%s spawn)', (primitive) => {
     const { outcome, elapsedMs, marker } = await probe(['sh', '-c', 'trap "" TERM; echo partial; sleep 300'], 1000);
     expect(outcome).toEqual({
       result: 'failure',
-      output: 'command timed out: command "sh -c trap "" TERM; echo partial; sleep 300" timed out after 1s',
+      output: 'command timed out: "sh -c trap \\"\\" TERM; echo partial; sleep 300" timed out after 1s',
     });
     expect(elapsedMs).toBeGreaterThanOrEqual(950);
     expect(elapsedMs).toBeLessThan(3000);
@@ -147,7 +147,7 @@ describe.each(PRIMITIVES)('hostile exec commands (%s spawn)', (primitive) => {
     const { outcome, elapsedMs, marker } = await probe(['sh', '-c', 'exec >&- 2>&-; sleep 300'], 1000);
     expect(outcome).toEqual({
       result: 'failure',
-      output: 'command timed out: command "sh -c exec >&- 2>&-; sleep 300" timed out after 1s',
+      output: 'command timed out: "sh -c exec >&- 2>&-; sleep 300" timed out after 1s',
     });
     expect(elapsedMs).toBeGreaterThanOrEqual(950);
     expect(elapsedMs).toBeLessThan(3000);

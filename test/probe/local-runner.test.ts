@@ -69,7 +69,7 @@ describe('LocalCommandRunner', () => {
     expect(error).toBeInstanceOf(ExecTimeoutError);
     expect(error).toMatchObject({
       name: 'TimeoutError',
-      message: `command timed out: command "sh -c trap "" TERM; echo partial; setsid sleep 30 & sleep 30 & wait" timed out after 1s`,
+      message: `command timed out: "sh -c trap \\"\\" TERM; echo partial; setsid sleep 30 & sleep 30 & wait" timed out after 1s`,
       timeoutMs: 1000,
       output: 'partial\n',
     });
@@ -87,7 +87,7 @@ describe('LocalCommandRunner', () => {
     await clock.advance(1500);
     expect(await pending).toMatchObject({
       name: 'TimeoutError',
-      message: 'command timed out: command "sleep 30" timed out after 1.5s',
+      message: 'command timed out: "sleep 30" timed out after 1.5s',
     });
     expect(clock.pendingTimers()).toBe(0);
     expect(aliveWithMarker(marker)).toHaveLength(0);
@@ -144,7 +144,7 @@ describe('probeExec with real processes (LocalCommandRunner)', () => {
     const outcome = await probeExec(new LocalCommandRunner({ env }), 'c', ['sleep', '30'], 1000);
     expect(outcome).toEqual({
       result: 'failure',
-      output: 'command timed out: command "sleep 30" timed out after 1s',
+      output: 'command timed out: "sleep 30" timed out after 1s',
     });
     expect(aliveWithMarker(marker)).toHaveLength(0);
   });

@@ -366,7 +366,7 @@ describe('ProcessRuntime: execSync', () => {
     const run = s.runtime.execSync(started.id, cmd, 300);
     await expect(run).rejects.toMatchObject({
       name: 'TimeoutError',
-      message: `command timed out: command "${cmd.join(' ')}" timed out after 300ms`,
+      message: `command timed out: "${cmd.join(' ')}" timed out after 300ms`,
       output: 'partial\n',
     });
     expect(aliveWithMarker(execMarker)).toEqual([]);

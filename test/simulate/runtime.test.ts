@@ -83,7 +83,7 @@ describe('simulated handlers', () => {
     await clock.advance(3000);
     expect(await http).toEqual({ result: 'failure', output: 'Get "http://127.0.0.1:8080/healthz": context deadline exceeded (Client.Timeout exceeded while awaiting headers)' });
     expect(await grpc).toEqual({ result: 'failure', output: 'timeout: health rpc did not complete within 2s' });
-    expect(await exec).toEqual({ result: 'failure', output: 'command timed out: command "cat x" timed out after 3s' });
+    expect(await exec).toEqual({ result: 'failure', output: 'command timed out: "cat x" timed out after 3s' });
   });
 
   it('slow(D): healthy after D, a timeout when D ≥ timeoutSeconds; per-probe overrides win', async () => {

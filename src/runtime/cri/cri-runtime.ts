@@ -303,7 +303,8 @@ export class CriRuntime implements ContainerRuntime {
     } catch (err) {
       // The kubelet's CRI client turns DeadlineExceeded into its exec timeout error.
       if (grpcCode(err) === GrpcStatus.DEADLINE_EXCEEDED) throw commandTimedOut(cmd, timeoutMs, '');
-      throw Object.assign(new Error(grpcMessage(err)), { output: '' });
+      // As the kubelet words it: "rpc error: code = Unknown desc = failed to exec in container: …".
+      throw Object.assign(new Error(goStatusText(err)), { output: '' });
     }
     const output = Buffer.concat([res.stdout, res.stderr]).subarray(0, DEFAULT_MAX_OUTPUT_BYTES).toString('utf8');
     return { output, exitCode: res.exit_code };

@@ -11,7 +11,7 @@ import { dirname, relative } from 'node:path';
 import type { Container, Pod } from '../../api/types.js';
 import { expandCommandLine } from '../env.js';
 import { containerLogPath } from '../logs.js';
-import type { ContainerConfig, DNSConfig, Labels, NamespaceMode, PodSandboxConfig } from './types.js';
+import type { ContainerConfig, DNSConfig, Labels, NamespaceMode, NamespaceOptions, PodSandboxConfig } from './types.js';
 
 /** Carried by every sandbox and container probelet creates; leftovers are found by it. */
 export const MANAGED_LABEL = 'probelet.dev/managed';
@@ -60,11 +60,25 @@ export function podLogDirectory(runDir: string, pod: Pod): string {
   return dirname(dirname(containerLogPath(runDir, podRef(pod), 'c', 0)));
 }
 
+/**
+ * The pod's namespaces, the same for its sandbox and each of its containers, as the kubelet's
+ * `NamespacesForPod` (pkg/kubelet/kuberuntime/util/util.go) gives them to both: a container has a PID
+ * namespace of its own (its process is PID 1) unless `shareProcessNamespace`.
+ */
+export function namespaceOptions(pod: Pod): NamespaceOptions {
+  const spec = pod.spec;
+  const ns = (host: boolean | undefined, otherwise: NamespaceMode): NamespaceMode => (host === true ? 'NODE' : otherwise);
+  return {
+    network: ns(spec?.hostNetwork, 'POD'),
+    pid: ns(spec?.hostPID, spec?.shareProcessNamespace === true ? 'POD' : 'CONTAINER'),
+    ipc: ns(spec?.hostIPC, 'POD'),
+  };
+}
+
 export function podSandboxConfig(pod: Pod, runDir: string, owner: Owner, resolvConf = '/etc/resolv.conf'): PodSandboxConfig {
   const ref = podRef(pod);
   const spec = pod.spec;
   const hostNetwork = spec?.hostNetwork === true;
-  const ns = (host: boolean | undefined, otherwise: NamespaceMode): NamespaceMode => (host === true ? 'NODE' : otherwise);
   const config: PodSandboxConfig = {
     metadata: { name: ref.name, uid: ref.uid, namespace: ref.namespace, attempt: 0 },
     log_directory: podLogDirectory(runDir, pod),
@@ -77,13 +91,7 @@ export function podSandboxConfig(pod: Pod, runDir: string, owner: Owner, resolvC
     },
     annotations: { ...(pod.metadata?.annotations ?? {}) },
     linux: {
-      security_context: {
-        namespace_options: {
-          network: ns(hostNetwork, 'POD'),
-          pid: ns(spec?.hostPID, spec?.shareProcessNamespace === true ? 'POD' : 'CONTAINER'),
-          ipc: ns(spec?.hostIPC, 'POD'),
-        },
-      },
+      security_context: { namespace_options: namespaceOptions(pod) },
     },
   };
   // A host-network sandbox shares the node's UTS namespace: runc refuses to set a hostname there.
@@ -152,5 +160,8 @@ export function containerConfig(input: ContainerConfigInput): ContainerConfig {
     },
     annotations: { 'io.kubernetes.container.restartCount': String(attempt) },
     log_path: relative(podLogDirectory(runDir, pod), logPath),
+    // Found by the oracle: without it a container's process was not PID 1 (pause was), so a
+    // shell ignoring SIGTERM as PID 1 on the kubelet died of it here (exit 143, not 137).
+    linux: { security_context: { namespace_options: namespaceOptions(pod) } },
   };
 }

@@ -54,7 +54,7 @@ export interface PodSandboxConfig {
   annotations: Labels;
   linux: {
     cgroup_parent?: string;
-    security_context: { namespace_options: { network: NamespaceMode; pid: NamespaceMode; ipc: NamespaceMode } };
+    security_context: { namespace_options: NamespaceOptions };
   };
 }
 
@@ -95,6 +95,12 @@ export interface ImageSpec {
   image: string;
 }
 
+export interface NamespaceOptions {
+  network: NamespaceMode;
+  pid: NamespaceMode;
+  ipc: NamespaceMode;
+}
+
 export interface ContainerConfig {
   metadata: { name: string; attempt: number };
   image: ImageSpec;
@@ -105,6 +111,7 @@ export interface ContainerConfig {
   labels: Labels;
   annotations: Labels;
   log_path: string;
+  linux?: { security_context: { namespace_options: NamespaceOptions } };
 }
 
 export interface CreateContainerRequest {

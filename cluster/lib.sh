@@ -1,0 +1,38 @@
+# Sourced by cluster/up.sh, down.sh and env.sh: where the local cluster lives and how its
+# processes are recognised. Everything is on 127.0.0.1; every file under $D; every process
+# started by up.sh has $D on its command line (that is how down.sh tells ours from others').
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+D="${PROBELET_CLUSTER_DIR:-/tmp/probelet-cluster}"
+NODE_NAME="${PROBELET_CLUSTER_NODE:-probelet-kubelet}"
+# The node name a future `probelet node` agent registers as: cluster:up writes its kubeconfig.
+AGENT_NODE_NAME="${PROBELET_CLUSTER_AGENT_NODE:-probelet-node}"
+# The kubelet's own containerd (cri-instance.sh): never the default instance probelet uses.
+CRI_NAME="${PROBELET_CLUSTER_CRI:-kubelet}"
+CRI_DIR="/tmp/probelet-cri-$CRI_NAME"
+CRI_SOCK="$CRI_DIR/containerd.sock"
+# The kubelet's cgroup root (cgroupfs driver): pods live under it in every v1 hierarchy.
+CGROUP_ROOT=/probelet-kubelet
+
+# Ports, on 127.0.0.1 only; away from the defaults so a real cluster on the machine is not hit.
+ETCD_PORT="${PROBELET_CLUSTER_ETCD_PORT:-23790}"
+ETCD_PEER_PORT="${PROBELET_CLUSTER_ETCD_PEER_PORT:-23800}"
+API_PORT="${PROBELET_CLUSTER_API_PORT:-26443}"
+KCM_PORT="${PROBELET_CLUSTER_KCM_PORT:-20257}"
+SCHED_PORT="${PROBELET_CLUSTER_SCHED_PORT:-20259}"
+KUBELET_PORT="${PROBELET_CLUSTER_KUBELET_PORT:-20250}"
+KUBELET_HEALTHZ_PORT="${PROBELET_CLUSTER_KUBELET_HEALTHZ_PORT:-20248}"
+
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet)
+
+log() { echo "cluster-$(basename "$0" .sh): $*" >&2; }
+
+# The pid of our component NAME when it is alive (not a zombie, command line naming $D).
+component_pid() {
+  local f="$D/run/$1.pid" pid
+  [ -f "$f" ] || return 1
+  pid="$(cat "$f")"
+  [ -r "/proc/$pid/stat" ] && [ "$(awk '{print $3}' "/proc/$pid/stat")" != Z ] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$D/" || return 1
+  echo "$pid"
+}

@@ -1,0 +1,186 @@
+/**
+ * Runs scenarios on the two agents and returns their records. The kubelet's pods are created
+ * through the API server, bound to its node with `spec.nodeName` (no scheduler involved), and
+ * watched; probelet's run in one `probelet run --runtime cri -o json` process on a containerd
+ * instance of their own. Each record is taken when its pod's first container has run for the
+ * scenario's duration, by the agent's own timeline.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { dump } from 'js-yaml';
+import type { Event, Pod } from '../../src/api/types.js';
+import type { KubeApi } from './kube-api.js';
+import type { ProbeServer } from './probe-server.js';
+import { containerRecords, eventRecords, firstStartMs, type OracleRecord, type PodSnapshot } from './record.js';
+import { ORACLE_NAMESPACE, type Scenario } from './scenarios.js';
+
+/** A scenario with its server (if any) for one agent. */
+export interface Prepared {
+  scenario: Scenario;
+  server?: ProbeServer;
+}
+
+/** How long a pod may take to start its first container before the scenario is given up. */
+const START_LIMIT_MS = 120_000;
+const PROBELET_BIN = fileURLToPath(new URL('../../bin/probelet.js', import.meta.url));
+
+function record(agent: OracleRecord['agent'], version: string, p: Prepared, snapshots: PodSnapshot[], events: Event[], t0Ms: number): OracleRecord {
+  const last = snapshots.at(-1)?.pod;
+  return {
+    scenario: p.scenario.name,
+    agent,
+    version,
+    duration: p.scenario.duration,
+    phase: last?.status?.phase ?? 'Unknown',
+    events: eventRecords(events, t0Ms).filter((e) => e.first <= p.scenario.duration),
+    containers: containerRecords(snapshots, t0Ms),
+    requests: (p.server?.requests(t0Ms) ?? []).filter((r) => r.at <= p.scenario.duration),
+  };
+}
+
+/**
+ * Calls `done(t0Ms)` once the first container has started and the scenario's duration has
+ * passed since, or rejects when nothing started within START_LIMIT_MS.
+ */
+function whenDue(agent: OracleRecord['agent'], p: Prepared, snapshots: PodSnapshot[]): Promise<number> {
+  const created = Date.now();
+  return new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      const t0 = firstStartMs(snapshots);
+      if (t0 === undefined) {
+        // Refused at admission (e.g. OutOfpods: another user's pods fill the node's maxPods).
+        const status = snapshots.at(-1)?.pod.status;
+        const refused = status?.phase === 'Failed' ? `${status.reason ?? 'Failed'}: ${status.message ?? ''}` : undefined;
+        if (refused !== undefined || Date.now() - created > START_LIMIT_MS) {
+          clearInterval(timer);
+          reject(new Error(`${agent}: ${refused ?? `no container started within ${START_LIMIT_MS / 1000} s`}`));
+        }
+        return;
+      }
+      if (Date.now() >= t0 + p.scenario.duration * 1000) {
+        clearInterval(timer);
+        resolve(t0);
+      }
+    }, 250);
+  });
+}
+
+async function ensureNamespace(api: KubeApi): Promise<void> {
+  const made = await api.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ORACLE_NAMESPACE } });
+  if (made.status !== 201 && made.status !== 409) throw new Error(`creating namespace ${ORACLE_NAMESPACE}: HTTP ${made.status}`);
+  // ServiceAccount admission refuses pods until the controller manager has made "default".
+  for (let i = 0; i < 120; i++) {
+    const sa = await api.call('GET', `/api/v1/namespaces/${ORACLE_NAMESPACE}/serviceaccounts/default`);
+    if (sa.status === 200) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`namespace ${ORACLE_NAMESPACE}: no default service account after 60 s (is kube-controller-manager running?)`);
+}
+
+/** The scenario on the real kubelet: created, watched, recorded, deleted. */
+async function runOneOnKubelet(api: KubeApi, nodeName: string, version: string, p: Prepared): Promise<OracleRecord> {
+  const manifest = p.scenario.pod(p.server?.port ?? 0);
+  const name = manifest.metadata?.name ?? '';
+  const base = `/api/v1/namespaces/${ORACLE_NAMESPACE}/pods`;
+  // A pod of an earlier, interrupted run goes first.
+  await api.call('DELETE', `${base}/${name}?gracePeriodSeconds=0`);
+  for (let i = 0; i < 60 && (await api.call('GET', `${base}/${name}`)).status === 200; i++) await new Promise((r) => setTimeout(r, 500));
+  const snapshots: PodSnapshot[] = [];
+  const stop = api.watch<Pod>(`${base}?watch=1&fieldSelector=metadata.name%3D${name}`, (type, pod) => {
+    if (type === 'ADDED' || type === 'MODIFIED') snapshots.push({ atMs: Date.now(), pod });
+  });
+  try {
+    const created = await api.call('POST', base, { ...manifest, spec: { ...manifest.spec, nodeName } });
+    if (created.status !== 201) throw new Error(`creating pod ${name}: HTTP ${created.status} ${JSON.stringify(created.body).slice(0, 300)}`);
+    const uid = (created.body as Pod).metadata?.uid ?? '';
+    const t0 = await whenDue('kubelet', p, snapshots);
+    // By UID: events of an earlier pod of the same name (an earlier run) stay for an hour.
+    const events = await api.call<{ items: Event[] }>('GET', `/api/v1/namespaces/${ORACLE_NAMESPACE}/events?fieldSelector=involvedObject.uid%3D${uid}`);
+    return record('kubelet', version, p, snapshots, events.body.items ?? [], t0);
+  } finally {
+    stop();
+    await api.call('DELETE', `${base}/${name}?gracePeriodSeconds=0`);
+  }
+}
+
+export async function runOnKubelet(api: KubeApi, nodeName: string, prepared: Prepared[]): Promise<{ version: string; records: Map<string, OracleRecord | Error> }> {
+  const node = await api.call<{ status?: { nodeInfo?: { kubeletVersion?: string } } }>('GET', `/api/v1/nodes/${nodeName}`);
+  if (node.status !== 200) throw new Error(`node ${nodeName}: HTTP ${node.status} (is \`npm run cluster:up\` done?)`);
+  const version = `kubelet ${node.body.status?.nodeInfo?.kubeletVersion ?? 'unknown'}`;
+  await ensureNamespace(api);
+  const results = await Promise.allSettled(prepared.map((p) => runOneOnKubelet(api, nodeName, version, p)));
+  const records = new Map<string, OracleRecord | Error>();
+  results.forEach((r, i) => {
+    const name = prepared[i]?.scenario.name ?? '';
+    records.set(name, r.status === 'fulfilled' ? r.value : r.reason instanceof Error ? r.reason : new Error(String(r.reason)));
+  });
+  return { version, records };
+}
+
+/** Every scenario in one `probelet run --runtime cri` process, each recorded when due. */
+export async function runOnProbelet(criEndpoint: string, version: string, prepared: Prepared[]): Promise<Map<string, OracleRecord | Error>> {
+  const dir = mkdtempSync(join(tmpdir(), 'probelet-oracle-'));
+  const file = join(dir, 'pods.yaml');
+  writeFileSync(file, prepared.map((p) => dump(p.scenario.pod(p.server?.port ?? 0))).join('---\n'));
+  const longest = Math.max(...prepared.map((p) => p.scenario.duration));
+  const child = spawn(
+    process.execPath,
+    [PROBELET_BIN, 'run', '--runtime', 'cri', '--cri-endpoint', criEndpoint, '-o', 'json', '--listen', '127.0.0.1:0', '--timeout', `${longest + START_LIMIT_MS / 1000 + 60}s`, file],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const snapshots = new Map<string, PodSnapshot[]>();
+  const events = new Map<string, Map<string, Event>>();
+  let stderr = '';
+  let buffer = '';
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr = (stderr + s).slice(-4000)));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk;
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (!line.startsWith('{')) continue;
+      const item = JSON.parse(line) as { type: string; pod?: Pod; event?: Event };
+      if (item.type === 'pod' && item.pod !== undefined) {
+        const name = item.pod.metadata?.name ?? '';
+        const own = snapshots.get(name) ?? [];
+        own.push({ atMs: Date.now(), pod: item.pod });
+        snapshots.set(name, own);
+      } else if (item.type === 'event' && item.event !== undefined) {
+        const name = item.event.involvedObject?.name ?? '';
+        const byKey = events.get(name) ?? new Map<string, Event>();
+        byKey.set(item.event.metadata?.name ?? '', item.event);
+        events.set(name, byKey);
+      }
+    }
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const records = new Map<string, OracleRecord | Error>();
+  try {
+    await Promise.all(
+      prepared.map(async (p) => {
+        const name = p.scenario.pod(0).metadata?.name ?? '';
+        const own = snapshots.get(name) ?? [];
+        snapshots.set(name, own);
+        try {
+          const due = await Promise.race([
+            whenDue('probelet', p, own),
+            exited.then((code) => Promise.reject(new Error(`probelet run exited (${code}) early: ${stderr.slice(-600)}`))),
+          ]);
+          records.set(p.scenario.name, record('probelet', version, p, snapshots.get(name) ?? [], [...(events.get(name)?.values() ?? [])], due));
+        } catch (err) {
+          records.set(p.scenario.name, err instanceof Error ? err : new Error(String(err)));
+        }
+      }),
+    );
+  } finally {
+    child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);
+    if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return records;
+}

@@ -1,0 +1,99 @@
+/**
+ * The oracle's judge on hand-made records: what it calls the same and what it reports.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Pod } from '../../src/api/types.js';
+import { compareRecords } from './compare.js';
+import { containerRecords, eventRecords, firstStartMs, type OracleRecord } from './record.js';
+
+function rec(agent: OracleRecord['agent'], starts: number[], events: OracleRecord['events'] = []): OracleRecord {
+  return {
+    scenario: 's',
+    agent,
+    version: 'v',
+    duration: 100,
+    phase: 'Running',
+    events,
+    containers: [{ name: 'app', starts, exits: [], ready: [], waiting: [], restartCount: starts.length - 1 }],
+    requests: [],
+  };
+}
+const ev = (reason: string, message: string, count: number, first: number, last = first) => ({ object: '', reason, type: 'Normal', message, count, first, last });
+
+describe('compareRecords', () => {
+  it('calls records the same when every interval is within the tolerance', () => {
+    const c = compareRecords(rec('kubelet', [0, 30, 60]), rec('probelet', [0, 33, 61]), 5);
+    expect(c.differences).toEqual([]);
+    expect(c.same).toBe(true);
+  });
+
+  it('reports an interval beyond the tolerance, naming both values', () => {
+    const c = compareRecords(rec('kubelet', [0, 30, 60, 90]), rec('probelet', [0, 30, 70, 90]), 5);
+    expect(c.differences).toEqual(['app starts: interval 2 is 30 s on the kubelet, 40 s on probelet (tolerance 5 s)']);
+  });
+
+  it('does not count a start within a tolerance of the end that only one side reached', () => {
+    const c = compareRecords(rec('kubelet', [0, 50, 98]), rec('probelet', [0, 51]), 5);
+    expect(c.same).toBe(true);
+  });
+
+  it('reports a missing restart earlier than that', () => {
+    const c = compareRecords(rec('kubelet', [0, 50, 80]), rec('probelet', [0, 51]), 5);
+    expect(c.differences[0]).toMatch(/^app starts: 3 on the kubelet \[0, 50, 80\], 2 on probelet/);
+  });
+
+  it('reports events only on one side and different counts, with UIDs already masked', () => {
+    const k = rec('kubelet', [0], [ev('Started', 'Container started', 1, 0), ev('Unhealthy', 'Liveness probe failed:', 5, 3, 40)]);
+    const p = rec('probelet', [0], [ev('Started', 'Started container app', 1, 0), ev('Unhealthy', 'Liveness probe failed:', 7, 3, 40)]);
+    expect(compareRecords(k, p, 2).differences).toEqual([
+      'event only on the kubelet: Normal Started: Container started (×1)',
+      'event only on probelet: Normal Started: Started container app (×1)',
+      'event count of Normal Unhealthy: Liveness probe failed:: 5 on the kubelet, 7 on probelet',
+    ]);
+  });
+});
+
+describe('records from pods and events', () => {
+  const pod = (status: NonNullable<Pod['status']>): Pod => ({ metadata: { name: 'p' }, status });
+  it('takes time zero from the first startedAt and every instance from lastState and state', () => {
+    const snapshots = [
+      { atMs: Date.parse('2026-01-01T00:00:01Z'), pod: pod({ containerStatuses: [{ name: 'app', image: 'i', imageID: '', ready: false, restartCount: 0, state: { running: { startedAt: '2026-01-01T00:00:00Z' } } }] }) },
+      {
+        atMs: Date.parse('2026-01-01T00:00:31Z'),
+        pod: pod({
+          containerStatuses: [
+            {
+              name: 'app',
+              image: 'i',
+              imageID: '',
+              ready: false,
+              restartCount: 1,
+              state: { running: { startedAt: '2026-01-01T00:00:30Z' } },
+              lastState: { terminated: { exitCode: 137, reason: 'Error', startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:00:29Z' } },
+            },
+          ],
+        }),
+      },
+    ];
+    const t0 = firstStartMs(snapshots) ?? 0;
+    expect(t0).toBe(Date.parse('2026-01-01T00:00:00Z'));
+    expect(containerRecords(snapshots, t0)).toEqual([
+      { name: 'app', starts: [0, 30], exits: [{ at: 29, reason: 'Error', exitCode: 137 }], ready: [{ at: 1, ready: false }], waiting: [], restartCount: 1 },
+    ]);
+    expect(
+      eventRecords([{ metadata: {}, involvedObject: {}, reason: 'BackOff', message: 'in pod p_ns(0d8a5c3e-1b2c-4d5e-8f90-123456789abc)', count: 2, firstTimestamp: '2026-01-01T00:00:40Z', lastTimestamp: '2026-01-01T00:00:50Z' }], t0),
+    ).toEqual([{ object: '', reason: 'BackOff', type: '', message: 'in pod p_ns(<uid>)', count: 2, first: 40, last: 50 }]);
+  });
+});
+
+describe('known differences', () => {
+  it('lists the restart-path difference only for the scenarios that restart, and nothing unknown', async () => {
+    const { knownDifference } = await import('./known-differences.js');
+    const starts = 'app starts: 7 on the kubelet [0, 29, 59, 89, 119, 198, 229], 6 on probelet [0, 28, 68, 118, 188, 298]';
+    expect(knownDifference('exec-liveness-slow-app', starts)?.doc).toMatch(/^Restart after a probe kill/);
+    expect(knownDifference('http-headers', starts)).toBeUndefined();
+    expect(knownDifference('tcp-ok', 'probe connections closed with FIN by the kubelet, RST by probelet')?.doc).toBe('Probes close with a reset');
+    expect(knownDifference('tcp-ok', 'request only from probelet: GET /x user-agent=kube-probe/1.34')).toBeUndefined();
+    expect(knownDifference('exec-timeout', 'event only on probelet: spec.containers{app} Warning Unhealthy: Readiness probe failed: command timed out: command "sh -c sleep 5" timed out after 1s (×11)')).toBeUndefined();
+  });
+});

@@ -1,0 +1,202 @@
+/**
+ * Compares the kubelet's record of a scenario with probelet's: the same events (reason, type,
+ * message) in the same order of first occurrence, with counts; the same container instances
+ * (starts, exits with reason and code, readiness changes, waiting reasons, restart count);
+ * the same probe requests (method, path, headers, how the connection closed). Times are
+ * compared as intervals between consecutive instants, within the scenario's tolerance; what
+ * happens within one tolerance of the end may be on one side only (the records are taken at
+ * the same age, not the same instant) and is not a difference.
+ */
+import type { ContainerRecord, EventRecord, OracleRecord, ProbeRequestRecord } from './record.js';
+
+export interface Comparison {
+  same: boolean;
+  differences: string[];
+  table: string;
+}
+
+function intervals(times: number[]): number[] {
+  return times.slice(1).map((t, i) => Math.round((t - (times[i] ?? 0)) * 10) / 10);
+}
+
+/** Drops the instants within `tol` of `end` on the side that has more of them. */
+function trimTail(a: number[], b: number[], end: number, tol: number): [number[], number[]] {
+  const keep = (xs: number[], n: number) => xs.filter((t, i) => i < n || t < end - tol);
+  const n = Math.min(a.length, b.length);
+  return [keep(a, n), keep(b, n)];
+}
+
+function compareTimes(what: string, a: number[], b: number[], end: number, tol: number, out: string[]): void {
+  const [ka, kb] = trimTail(a, b, end, tol);
+  if (ka.length !== kb.length) {
+    out.push(`${what}: ${ka.length} on the kubelet [${ka.join(', ')}], ${kb.length} on probelet [${kb.join(', ')}]`);
+    return;
+  }
+  const ia = intervals(ka);
+  const ib = intervals(kb);
+  const off = ia.findIndex((x, i) => Math.abs(x - (ib[i] ?? 0)) > tol);
+  if (off >= 0) out.push(`${what}: interval ${off + 1} is ${ia[off]} s on the kubelet, ${ib[off]} s on probelet (tolerance ${tol} s)`);
+}
+
+/** client-go's defaultSpamBurst: events of one type a pod may have before the filter drops some. */
+const SPAM_BURST = 25;
+
+const eventKey = (e: EventRecord) => `${e.object === '' ? '' : `${e.object} `}${e.type} ${e.reason}: ${e.message}`;
+
+function compareEvents(a: EventRecord[], b: EventRecord[], end: number, tol: number, out: string[]): void {
+  const late = (e: EventRecord) => e.first >= end - tol;
+  const ka = a.filter((e) => !late(e) || b.some((x) => eventKey(x) === eventKey(e)));
+  const kb = b.filter((e) => !late(e) || a.some((x) => eventKey(x) === eventKey(e)));
+  const onlyA = ka.filter((e) => !kb.some((x) => eventKey(x) === eventKey(e)));
+  const onlyB = kb.filter((e) => !ka.some((x) => eventKey(x) === eventKey(e)));
+  for (const e of onlyA) out.push(`event only on the kubelet: ${eventKey(e)} (×${e.count})`);
+  for (const e of onlyB) out.push(`event only on probelet: ${eventKey(e)} (×${e.count})`);
+  // Times and order from the first start on: before it, the first instance's Pulled and Created
+  // say how long the runtime took to create it, which is load, not the agent.
+  const common = ka.filter((e) => e.first >= 0 && kb.some((x) => eventKey(x) === eventKey(e) && x.first >= 0));
+  const orderA = common.map(eventKey);
+  const orderB = kb.filter((e) => orderA.includes(eventKey(e))).map(eventKey);
+  // Order matters only between events more than a tolerance apart.
+  for (let i = 0; i < orderA.length; i++) {
+    const j = orderB.indexOf(orderA[i] ?? '');
+    if (j !== i) {
+      const ea = common[i];
+      const eb = kb.find((x) => eventKey(x) === orderB[i]);
+      if (ea !== undefined && eb !== undefined && Math.abs(ea.first - eb.first) > tol) {
+        out.push(`event order: the kubelet's #${i + 1} is ${orderA[i]}, probelet's is ${orderB[i]}`);
+        break;
+      }
+    }
+  }
+  // client-go's spam filter (tools/record/events_cache.go getSpamKey, defaultSpamBurst 25,
+  // defaultSpamQPS 1/300) drops a pod's events of one type beyond a burst of 25, then lets
+  // one through per 5 minutes: once the kubelet is there, its counts of that type say so.
+  const total = (es: EventRecord[], type: string) => es.filter((e) => e.type === type).reduce((n, e) => n + e.count, 0);
+  const capped = new Set<string>();
+  for (const type of new Set(ka.map((e) => e.type))) {
+    const [ta, tb] = [total(a, type), total(b, type)];
+    if (ta >= SPAM_BURST && tb > ta) {
+      capped.add(type);
+      out.push(`${type} events: ${ta} on the kubelet (its spam filter passes ${SPAM_BURST} a pod, then 1 per 5 min), ${tb} on probelet`);
+    }
+  }
+  for (const e of ka) {
+    const x = kb.find((y) => eventKey(y) === eventKey(e));
+    if (x === undefined || capped.has(e.type)) continue;
+    // A repeat within a tolerance of the end may be counted on one side only; one per
+    // tolerance-wide window of drift beyond that is what the times above already judge.
+    // One more or less is a phase shift within the tolerance (a probe period); more than one is not.
+    const slack = e.last >= end - tol || x.last >= end - tol ? 2 : 1;
+    if (Math.abs(e.count - x.count) > slack) out.push(`event count of ${eventKey(e)}: ${e.count} on the kubelet, ${x.count} on probelet`);
+    if (e.first >= 0 && x.first >= 0 && Math.abs(e.first - x.first) > tol) out.push(`first ${e.reason} at ${e.first} s on the kubelet, ${x.first} s on probelet (tolerance ${tol} s)`);
+  }
+}
+
+function compareContainer(a: ContainerRecord, b: ContainerRecord, end: number, tol: number, out: string[]): void {
+  const n = a.name;
+  compareTimes(`${n} starts`, a.starts, b.starts, end, tol, out);
+  const exitsA = a.exits.filter((e) => e.at < end - tol || b.exits.length > a.exits.indexOf(e));
+  const exitsB = b.exits.filter((e) => e.at < end - tol || a.exits.length > b.exits.indexOf(e));
+  const fa = exitsA.map((e) => `${e.reason}/${e.exitCode}`).join(' ');
+  const fb = exitsB.map((e) => `${e.reason}/${e.exitCode}`).join(' ');
+  if (fa !== fb) out.push(`${n} exits: [${fa}] on the kubelet, [${fb}] on probelet`);
+  // Changes from the first start on: before it, the watch only saw the pod being set up.
+  const readyA = a.ready.filter((r) => r.at >= 0);
+  const readyB = b.ready.filter((r) => r.at >= 0);
+  const ra = readyA.map((r) => r.ready);
+  const rb = readyB.map((r) => r.ready);
+  const [ta, tb] = trimTail(readyA.map((r) => r.at), readyB.map((r) => r.at), end, tol);
+  if (ra.slice(0, ta.length).join() !== rb.slice(0, tb.length).join()) {
+    out.push(`${n} readiness: [${ra.join(' ')}] on the kubelet, [${rb.join(' ')}] on probelet`);
+  } else {
+    compareTimes(`${n} readiness changes`, ta, tb, end, tol, out);
+  }
+  const wa = a.waiting.filter((w) => w !== 'ContainerCreating' && w !== 'PodInitializing');
+  const wb = b.waiting.filter((w) => w !== 'ContainerCreating' && w !== 'PodInitializing');
+  if (wa.join() !== wb.join()) out.push(`${n} waiting reasons: [${wa.join(' ')}] on the kubelet, [${wb.join(' ')}] on probelet`);
+}
+
+const requestKey = (r: ProbeRequestRecord) =>
+  `${r.method} ${r.path} ${Object.entries(r.headers)
+    .sort(([x], [y]) => x.localeCompare(y))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')}`.trim();
+
+/** The distinct requests (method, path, headers) and, apart, how the prober closed them. */
+function compareRequests(a: ProbeRequestRecord[], b: ProbeRequestRecord[], out: string[]): void {
+  const sa = new Set(a.map(requestKey));
+  const sb = new Set(b.map(requestKey));
+  for (const k of sa) if (!sb.has(k)) out.push(`request only from the kubelet: ${k}`);
+  for (const k of sb) if (!sa.has(k)) out.push(`request only from probelet: ${k}`);
+  const closes = (rs: ProbeRequestRecord[]) => [...new Set(rs.filter((r) => r.close !== 'open').map((r) => r.close))].sort().join('+');
+  const ca = closes(a);
+  const cb = closes(b);
+  if (ca !== '' && cb !== '' && ca !== cb) out.push(`probe connections closed with ${ca} by the kubelet, ${cb} by probelet`);
+}
+
+/**
+ * A wording probelet's event has where the kubelet's has another (a listed difference): the
+ * event is compared under the kubelet's wording (so its count and times still are), and the
+ * wording itself is reported once as `wording of <reason>: …`.
+ */
+export interface EventAlias {
+  reason: string;
+  probelet: RegExp;
+  /** The kubelet's message; `$1`… from `probelet`'s groups. */
+  kubelet: string;
+}
+
+function applyAliases(events: EventRecord[], aliases: EventAlias[], out: string[]): EventRecord[] {
+  const reported = new Set<EventAlias>();
+  return events.map((e) => {
+    const alias = aliases.find((a) => a.reason === e.reason && a.probelet.test(e.message));
+    if (alias === undefined) return e;
+    const message = e.message.replace(alias.probelet, alias.kubelet);
+    if (!reported.has(alias)) {
+      reported.add(alias);
+      out.push(`wording of ${e.reason}: "${message}" on the kubelet, "${e.message}" on probelet`);
+    }
+    return { ...e, message };
+  });
+}
+
+export function compareRecords(kubelet: OracleRecord, probelet: OracleRecord, tolerance: number, aliases: EventAlias[] = []): Comparison {
+  const out: string[] = [];
+  const end = Math.min(kubelet.duration, probelet.duration);
+  compareEvents(kubelet.events, applyAliases(probelet.events, aliases, out), end, tolerance, out);
+  for (const c of kubelet.containers) {
+    const other = probelet.containers.find((x) => x.name === c.name);
+    if (other === undefined) out.push(`container ${c.name} has no status on probelet`);
+    else compareContainer(c, other, end, tolerance, out);
+  }
+  compareRequests(kubelet.requests, probelet.requests, out);
+  if (kubelet.phase !== probelet.phase) out.push(`pod phase ${kubelet.phase} on the kubelet, ${probelet.phase} on probelet`);
+  return { same: out.length === 0, differences: out, table: sideBySide(kubelet, probelet) };
+}
+
+function lines(r: OracleRecord): string[] {
+  const rows: string[] = [`${r.agent} ${r.version}, phase ${r.phase}`];
+  for (const c of r.containers) {
+    rows.push(`${c.name}: restarts ${c.restartCount}, starts [${c.starts.join(' ')}]`);
+    if (c.exits.length > 0) rows.push(`  exits ${c.exits.map((e) => `${e.at}:${e.reason}/${e.exitCode}`).join(' ')}`);
+    if (c.ready.length > 0) rows.push(`  ready ${c.ready.map((x) => `${x.at}:${x.ready ? 'T' : 'F'}`).join(' ')}`);
+    if (c.waiting.length > 0) rows.push(`  waiting ${c.waiting.join(' ')}`);
+  }
+  for (const e of r.events) rows.push(`${String(e.first).padStart(5)}s ${e.reason} ×${e.count} ${e.message}`.slice(0, 76));
+  const kinds = new Map<string, number>();
+  for (const q of r.requests) kinds.set(`${q.method} ${q.path} ${q.close}`, (kinds.get(`${q.method} ${q.path} ${q.close}`) ?? 0) + 1);
+  for (const [k, n] of kinds) rows.push(`requests ${k} ×${n}`);
+  return rows;
+}
+
+/** The two records next to each other, the kubelet's on the left. */
+export function sideBySide(kubelet: OracleRecord, probelet: OracleRecord): string {
+  const left = lines(kubelet);
+  const right = lines(probelet);
+  const width = 78;
+  const rows: string[] = [];
+  for (let i = 0; i < Math.max(left.length, right.length); i++) {
+    rows.push(`  ${(left[i] ?? '').padEnd(width)} │ ${right[i] ?? ''}`);
+  }
+  return rows.join('\n');
+}

@@ -1,0 +1,79 @@
+/**
+ * Just enough of a Kubernetes API client for the oracle: requests and watches with the admin
+ * client certificate of the kubeconfig `npm run cluster:up` writes (no client library: the
+ * project has none, and the oracle needs four calls).
+ */
+import { readFileSync } from 'node:fs';
+import { request, type RequestOptions } from 'node:https';
+import { load } from 'js-yaml';
+
+export interface KubeApi {
+  call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  /** Streams a watch's objects to `onEvent` until the returned stop is called. */
+  watch<T>(path: string, onEvent: (type: string, object: T) => void): () => void;
+}
+
+interface Kubeconfig {
+  clusters: { cluster: { server: string; 'certificate-authority': string } }[];
+  users: { user: { 'client-certificate': string; 'client-key': string } }[];
+}
+
+export function kubeApi(kubeconfigPath: string): KubeApi {
+  const config = load(readFileSync(kubeconfigPath, 'utf8')) as Kubeconfig;
+  const cluster = config.clusters[0]?.cluster;
+  const user = config.users[0]?.user;
+  if (cluster === undefined || user === undefined) throw new Error(`${kubeconfigPath}: no cluster or user`);
+  const server = new URL(cluster.server);
+  const tls = {
+    ca: readFileSync(cluster['certificate-authority']),
+    cert: readFileSync(user['client-certificate']),
+    key: readFileSync(user['client-key']),
+  };
+  const options = (method: string, path: string): RequestOptions => ({
+    method,
+    host: server.hostname,
+    port: server.port,
+    path,
+    ...tls,
+    headers: { accept: 'application/json', 'content-type': 'application/json' },
+  });
+  return {
+    call: (method, path, body) =>
+      new Promise((resolve, reject) => {
+        const req = request(options(method, path), (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => {
+            try {
+              resolve({ status: res.statusCode ?? 0, body: (text === '' ? {} : JSON.parse(text)) as never });
+            } catch (err) {
+              reject(err instanceof Error ? err : new Error(String(err)));
+            }
+          });
+        });
+        req.on('error', reject);
+        req.end(body === undefined ? undefined : JSON.stringify(body));
+      }),
+    watch: (path, onEvent) => {
+      const req = request(options('GET', path), (res) => {
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          let nl: number;
+          while ((nl = buffer.indexOf('\n')) >= 0) {
+            const line = buffer.slice(0, nl);
+            buffer = buffer.slice(nl + 1);
+            if (line.trim() === '') continue;
+            const event = JSON.parse(line) as { type: string; object: never };
+            onEvent(event.type, event.object);
+          }
+        });
+      });
+      req.on('error', () => undefined);
+      req.end();
+      return () => req.destroy();
+    },
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * The differential oracle, as a function the CLI (`npm run oracle`) and the tests share:
+ * starts each scenario's probed servers, runs the scenarios on the real kubelet and on
+ * probelet at the same time, compares, and (with `record`) writes the kubelet's side as the
+ * golden files `npm test` holds probelet to without a cluster.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { packageVersion } from '../../src/cli/version.js';
+import { runOnKubelet, runOnProbelet, type Prepared } from './agents.js';
+import { compareRecords, type Comparison } from './compare.js';
+import { kubeApi } from './kube-api.js';
+import { startProbeServer } from './probe-server.js';
+import type { OracleRecord } from './record.js';
+import type { Scenario } from './scenarios.js';
+import { EVENT_ALIASES, knownDifference } from './known-differences.js';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const GOLDEN_DIR = fileURLToPath(new URL('./golden/', import.meta.url));
+export const KUBELET_NODE = process.env.PROBELET_CLUSTER_NODE ?? 'probelet-kubelet';
+
+export interface ScenarioOutcome {
+  scenario: Scenario;
+  kubelet: OracleRecord | Error;
+  probelet: OracleRecord | Error;
+  comparison?: Comparison;
+  /** Differences not listed in known-differences.ts. */
+  unlisted: string[];
+}
+
+/** KUBECONFIG of the local cluster (cluster/env.sh), or why there is none. */
+export function clusterKubeconfig(): { path: string } | { why: string } {
+  try {
+    const env = execFileSync('bash', [`${ROOT}cluster/env.sh`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const m = /^export KUBECONFIG=(.*)$/m.exec(env);
+    if (m?.[1] === undefined) return { why: 'cluster/env.sh printed no KUBECONFIG' };
+    return { path: m[1] };
+  } catch {
+    return { why: 'no cluster (run `npm run cluster:up` as root)' };
+  }
+}
+
+export function goldenPath(name: string): string {
+  return `${GOLDEN_DIR}${name}.json`;
+}
+
+export function readGolden(name: string): OracleRecord | undefined {
+  const path = goldenPath(name);
+  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as OracleRecord) : undefined;
+}
+
+async function prepare(scenarios: Scenario[]): Promise<Prepared[]> {
+  return Promise.all(
+    scenarios.map(async (scenario) => ({
+      scenario,
+      server: scenario.server === undefined ? undefined : await startProbeServer(scenario.server.kind, scenario.server.respond),
+    })),
+  );
+}
+
+/**
+ * Runs `scenarios` on both agents. `kubeconfig` undefined: the kubelet's side comes from the
+ * golden files (no cluster needed, only containerd for probelet).
+ */
+export async function runOracle(options: { scenarios: Scenario[]; criEndpoint: string; kubeconfig?: string; record?: boolean }): Promise<ScenarioOutcome[]> {
+  const forKubelet = options.kubeconfig === undefined ? [] : await prepare(options.scenarios);
+  const forProbelet = await prepare(options.scenarios);
+  try {
+    const kubeletSide =
+      options.kubeconfig === undefined
+        ? undefined
+        : runOnKubelet(kubeApi(options.kubeconfig), KUBELET_NODE, forKubelet);
+    const probeletSide = runOnProbelet(options.criEndpoint, `probelet ${packageVersion()}`, forProbelet);
+    const [kubelet, probelet] = await Promise.all([kubeletSide, probeletSide]);
+    return options.scenarios.map((scenario) => {
+      const k: OracleRecord | Error =
+        kubelet?.records.get(scenario.name) ?? readGolden(scenario.name) ?? new Error(`no golden file ${goldenPath(scenario.name)}`);
+      const p = probelet.get(scenario.name) ?? new Error('no record');
+      if (options.record === true && !(k instanceof Error) && kubelet !== undefined) {
+        mkdirSync(GOLDEN_DIR, { recursive: true });
+        writeFileSync(goldenPath(scenario.name), `${JSON.stringify(k, null, 1)}\n`);
+      }
+      if (k instanceof Error || p instanceof Error) {
+        const why = [k, p].filter((x): x is Error => x instanceof Error).map((e) => e.message);
+        return { scenario, kubelet: k, probelet: p, unlisted: why };
+      }
+      const comparison = compareRecords(k, p, scenario.tolerance, EVENT_ALIASES);
+      const unlisted = comparison.differences.filter((d) => knownDifference(scenario.name, d) === undefined);
+      return { scenario, kubelet: k, probelet: p, comparison, unlisted };
+    });
+  } finally {
+    await Promise.all([...forKubelet, ...forProbelet].map((p) => p.server?.close()));
+  }
+}
+
+/** `scenario <name>: same | differs (<what>)`, then its side-by-side table. */
+export function formatOutcome(o: ScenarioOutcome): string {
+  const c = o.comparison;
+  if (c === undefined) return `scenario ${o.scenario.name}: differs (${o.unlisted.join('; ')})\n`;
+  const head = c.same ? 'same' : `differs (${c.differences.join('; ')})`;
+  const listed = c.differences.length - o.unlisted.length;
+  const note = listed > 0 ? `  [${listed} listed in docs/differences.md]` : '';
+  return `scenario ${o.scenario.name}: ${head}${note}\n  ${o.scenario.about}; tolerance ${o.scenario.tolerance} s\n${c.table}\n`;
+}
