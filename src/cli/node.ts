@@ -212,7 +212,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
 
 async function realNode(common: CommonOptions, flags: NodeFlags, runDir: string): Promise<NodeAgentOptions> {
   const runtimeFlags: RuntimeFlags = { runtime: flags.runtime === 'cri' ? 'cri' : 'process', ...(flags.criEndpoint !== undefined ? { criEndpoint: flags.criEndpoint } : {}) };
-  return { ...common, runtime: await createRuntime(runtimeFlags, runDir) };
+  return { ...common, runtime: await createRuntime(runtimeFlags, runDir, common.name) };
 }
 
 /**

@@ -30,12 +30,15 @@ export function runsImages(flags: RuntimeFlags): boolean {
   return flags.runtime === 'cri';
 }
 
-/** Creates the runtime; a CRI runtime that cannot be reached is an error that says what to do. */
-export async function createRuntime(flags: RuntimeFlags, runDir: string): Promise<ContainerRuntime> {
+/**
+ * Creates the runtime; a CRI runtime that cannot be reached is an error that says what to do.
+ * `node` (probelet node) labels the CRI sandboxes and containers with the node's name.
+ */
+export async function createRuntime(flags: RuntimeFlags, runDir: string, node?: string): Promise<ContainerRuntime> {
   if (flags.runtime !== 'cri') return createProcessRuntime({ runDir });
   const endpoint = criEndpoint(flags.criEndpoint);
   try {
-    return await createCriRuntime({ endpoint, runDir });
+    return await createCriRuntime({ endpoint, runDir, ...(node !== undefined ? { node } : {}) });
   } catch (err) {
     throw new CliUsageError(`--runtime cri: ${err instanceof Error ? err.message : String(err)}`);
   }
