@@ -35,6 +35,7 @@ import { EXIT_OK } from './exit-codes.js';
 import { CliUsageError, type CliIO } from './io.js';
 import { parseListen } from './run-flags.js';
 import { deferredView } from './run.js';
+import { containerRecordPath, removeRecordedLeftovers } from '../runtime/process-owner.js';
 import { createRuntime, type RuntimeFlags } from './run-runtime.js';
 import { packageVersion } from './version.js';
 
@@ -212,6 +213,11 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
 
 async function realNode(common: CommonOptions, flags: NodeFlags, runDir: string): Promise<NodeAgentOptions> {
   const runtimeFlags: RuntimeFlags = { runtime: flags.runtime === 'cri' ? 'cri' : 'process', ...(flags.criEndpoint !== undefined ? { criEndpoint: flags.criEndpoint } : {}) };
+  if (runtimeFlags.runtime === 'process') {
+    // Containers a killed earlier run of this node left running go first (the CRI runtime does the same by its labels).
+    const killed = removeRecordedLeftovers(containerRecordPath(common.name));
+    if (killed > 0) common.log(`node ${common.name}: stopped ${killed} container(s) an earlier run left running; their pods start again`);
+  }
   return { ...common, runtime: await createRuntime(runtimeFlags, runDir, common.name) };
 }
 

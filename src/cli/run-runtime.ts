@@ -4,6 +4,7 @@
  * (as crictl reads it), else containerd's default socket.
  */
 import { DEFAULT_CRI_ENDPOINT, createCriRuntime } from '../runtime/cri/cri-runtime.js';
+import { containerRecordPath } from '../runtime/process-owner.js';
 import { createProcessRuntime } from '../runtime/process-runtime.js';
 import type { ContainerRuntime } from '../runtime/types.js';
 import { CliUsageError } from './io.js';
@@ -32,10 +33,11 @@ export function runsImages(flags: RuntimeFlags): boolean {
 
 /**
  * Creates the runtime; a CRI runtime that cannot be reached is an error that says what to do.
- * `node` (probelet node) labels the CRI sandboxes and containers with the node's name.
+ * `node` (probelet node) labels the CRI sandboxes and containers with the node's name, or has
+ * the process runtime record its containers under it (process-owner.ts).
  */
 export async function createRuntime(flags: RuntimeFlags, runDir: string, node?: string): Promise<ContainerRuntime> {
-  if (flags.runtime !== 'cri') return createProcessRuntime({ runDir });
+  if (flags.runtime !== 'cri') return createProcessRuntime({ runDir, ...(node !== undefined ? { containerRecord: containerRecordPath(node) } : {}) });
   const endpoint = criEndpoint(flags.criEndpoint);
   try {
     return await createCriRuntime({ endpoint, runDir, ...(node !== undefined ? { node } : {}) });

@@ -23,6 +23,7 @@ import { execInContainer } from './exec.js';
 import { containerFieldPath, runtimeInputError } from './input-error.js';
 import { containerLogPath, openContainerLogAsync, type ContainerLog } from './logs.js';
 import { containerEvents } from './container-events.js';
+import { openContainerRecord, type ContainerRecordFile } from './process-owner.js';
 import type {
   ContainerEvent,
   ContainerRuntime,
@@ -40,6 +41,8 @@ export interface ProcessRuntimeOptions {
   logTailBytes?: number;
   /** The node's hostname, which `hostNetwork` pods see as `HOSTNAME`. Default: this host's. */
   hostname?: string;
+  /** `probelet node`: the file recording the running containers (process-owner.ts), for the next start after a crash. */
+  containerRecord?: string;
 }
 
 /** The CRI runtime name in container IDs (`probelet://<id>`), like `containerd://`. */
@@ -96,8 +99,10 @@ export class ProcessRuntime implements ContainerRuntime {
   private closing: Promise<void> | undefined;
   /** Starts execs off this process's event loop; opened at the first exec. */
   private spawner: Spawner | undefined;
+  private readonly record: ContainerRecordFile | undefined;
 
   constructor(options: ProcessRuntimeOptions) {
+    this.record = options.containerRecord !== undefined ? openContainerRecord(options.containerRecord) : undefined;
     this.clock = options.clock ?? realClock;
     this.runDir = options.runDir;
     this.logTailBytes = options.logTailBytes;
@@ -206,6 +211,7 @@ export class ProcessRuntime implements ContainerRuntime {
     killAll();
     await Promise.all([...this.containers.values()].map((r) => r.done));
     await this.spawner?.close();
+    this.record?.clear();
   }
 
   private assertOpen(): void {
@@ -274,7 +280,11 @@ export class ProcessRuntime implements ContainerRuntime {
     plan.status.state = 'running';
     plan.status.startedAt = this.clock.now();
     const record = newRecord(plan, log, group);
-    record.done = group.exited.then((exit) => this.finish(record, exit));
+    record.done = group.exited.then((exit) => {
+      this.record?.remove(group.pid);
+      this.finish(record, exit);
+    });
+    this.record?.add(group.pid);
     this.containers.set(plan.status.id, record);
     this.events.emit('started', record.status);
     // Closed or sandbox removed while the process was starting: it must not survive that.

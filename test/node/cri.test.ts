@@ -23,6 +23,7 @@ import { plain, type KubeClients } from '../../src/node/kube.js';
 import { createCriClient } from '../../src/runtime/cri/client.js';
 import { NODE_LABEL } from '../../src/runtime/cri/pod-config.js';
 import { CRI_ENDPOINT, criUnavailable } from '../cri/helpers.js';
+import { aliveWithMarker, killMarked, markerEnv } from '../helpers/processes.js';
 import { clusterClients, clusterUnavailable, until } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -77,10 +78,12 @@ interface Agent {
 /** The agents' TMPDIR: an agent killed with SIGKILL cannot remove its run directory. */
 const AGENT_TMP = mkdtempSync(join(tmpdir(), 'probelet-node-cri-agent-'));
 
-function startAgent(): Agent {
+afterAll(() => rmSync(AGENT_TMP, { recursive: true, force: true }));
+
+function startAgent(runtime: 'cri' | 'process' = 'cri'): Agent {
   const child = spawn(
     process.execPath,
-    [join(ROOT, 'bin/probelet.js'), 'node', '--kubeconfig', nodeKubeconfig(), '--name', NODE, '--runtime', 'cri', '--cri-endpoint', ENDPOINT, '--listen', '127.0.0.1:0'],
+    [join(ROOT, 'bin/probelet.js'), 'node', '--kubeconfig', nodeKubeconfig(), '--name', NODE, '--runtime', runtime, ...(runtime === 'cri' ? ['--cri-endpoint', ENDPOINT] : []), '--listen', '127.0.0.1:0'],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TMPDIR: AGENT_TMP } },
   );
   let text = '';
@@ -97,12 +100,12 @@ async function stopAgent(agent: Agent | undefined, signal: NodeJS.Signals): Prom
 }
 
 /** Running containers of this node's pods in containerd, by pod UID (found by the node label, as crictl would). */
-async function runningContainersByPod(): Promise<Map<string, number>> {
+async function runningContainersByPod(namespace: string): Promise<Map<string, number>> {
   const client = createCriClient(ENDPOINT);
   try {
     const { containers } = await client.ListContainers({ filter: { label_selector: { [NODE_LABEL]: NODE } } });
     const byPod = new Map<string, number>();
-    for (const c of containers.filter((x) => x.state === 'CONTAINER_RUNNING')) {
+    for (const c of containers.filter((x) => x.state === 'CONTAINER_RUNNING' && x.labels['io.kubernetes.pod.namespace'] === namespace)) {
       const uid = c.labels['io.kubernetes.pod.uid'] ?? '';
       byPod.set(uid, (byPod.get(uid) ?? 0) + 1);
     }
@@ -137,7 +140,6 @@ describeNodeCri(`probelet node --runtime cri on a real control plane (${ENDPOINT
     } finally {
       await stopAgent(agent, 'SIGTERM');
       await clients.core.deleteNamespace({ name: namespace }).catch(() => undefined);
-      rmSync(AGENT_TMP, { recursive: true, force: true });
     }
   }, 120_000);
 
@@ -211,26 +213,122 @@ describeNodeCri(`probelet node --runtime cri on a real control plane (${ENDPOINT
   it('killed with SIGKILL and started again: its containers are found by the node label, no pod runs twice, all Ready again', async () => {
     const before = (await threeReady()) ?? [];
     expect(before).toHaveLength(3);
-    const byPod = await runningContainersByPod();
+    const byPod = await runningContainersByPod(namespace);
     expect([...byPod.values()]).toEqual([1, 1, 1]);
     await stopAgent(agent, 'SIGKILL');
     // The containers outlive the agent, as a kubelet's do.
-    expect([...(await runningContainersByPod()).values()]).toEqual([1, 1, 1]);
+    expect([...(await runningContainersByPod(namespace)).values()]).toEqual([1, 1, 1]);
     agent = startAgent();
     await until('the node to register again', async () => (/node probelet-node registered/.test(agent?.output() ?? '') ? true : undefined), 30_000);
     const after = await until(
       'the 3 pods Ready again, one running container each',
       async () => {
         const ps = await threeReady();
-        const running = await runningContainersByPod();
+        const running = await runningContainersByPod(namespace);
         return ps && ps.every((p) => running.get(p.metadata?.uid ?? '') === 1) && running.size === 3 ? ps : undefined;
       },
       60_000,
     ).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}; running containers by pod: ${JSON.stringify([...(await runningContainersByPod())])}; the agent's output:\n${agent?.output() ?? ''}`);
+      throw new Error(`${String(err)}; running containers by pod: ${JSON.stringify([...(await runningContainersByPod(namespace))])}; the agent's output:\n${agent?.output() ?? ''}`);
     });
     // The same pods (no replacement by the ReplicaSet), on the node.
     expect(after.map((p) => p.metadata?.uid).sort()).toEqual(before.map((p) => p.metadata?.uid).sort());
     for (const p of after) expect(p.status?.containerStatuses?.[0]?.ready).toBe(true);
   }, 120_000);
+});
+
+function describeNodeProcess(name: string, body: () => void): void {
+  const reason = clusterUnavailable() ?? (!existsSync(nodeKubeconfig()) ? `no node kubeconfig at ${nodeKubeconfig()}` : !existsSync(join(ROOT, 'dist/cli/main.js')) ? 'dist/ is not built (npm run build)' : undefined);
+  if (reason === undefined) describe(name, body);
+  else if (process.env.PROBELET_REQUIRE_CLUSTER === '1')
+    describe(name, () => {
+      it(`needs a cluster: ${reason}`, () => {
+        throw new Error(`PROBELET_REQUIRE_CLUSTER=1 but ${reason}`);
+      });
+    });
+  else describe.skip(`${name} — skipped: ${reason}`, body);
+}
+
+// In this file, after the CRI suite: both act as the one node the `system:node:probelet-node` certificate allows.
+describeNodeProcess('probelet node --runtime process killed with SIGKILL and started again', () => {
+  const namespace = `probelet-node-proc-${randomBytes(3).toString('hex')}`;
+  const { marker } = markerEnv();
+  let clients: KubeClients;
+  let apps: AppsV1Api;
+  let agent: Agent | undefined;
+
+  beforeAll(async () => {
+    clients = clusterClients();
+    apps = clients.config.makeApiClient(AppsV1Api);
+    await clients.core.createNamespace({ body: { metadata: { name: namespace } } as V1Namespace });
+  });
+
+  afterAll(async () => {
+    try {
+      await apps.deleteNamespacedDeployment({ name: 'web', namespace }).catch(() => undefined);
+      await until('the pods to be gone', async () => ((await listPods()).length === 0 ? true : undefined), 60_000).catch(() => undefined);
+    } finally {
+      await stopAgent(agent, 'SIGTERM');
+      killMarked(marker);
+      await clients.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    }
+  }, 120_000);
+
+  async function listPods(): Promise<Pod[]> {
+    const list = await clients.core.listNamespacedPod({ namespace });
+    return plain<{ items: Pod[] }>(list).items.filter((p) => !p.metadata?.deletionTimestamp);
+  }
+  const isReady = (p: Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+  const threeReady = async (): Promise<Pod[] | undefined> => {
+    const ps = await listPods();
+    return ps.length === 3 && ps.every((p) => isReady(p) && p.spec?.nodeName === NODE) ? ps : undefined;
+  };
+  /** The containers' processes (their `sleep`), by the marker in their environment. */
+  const containers = (): number => aliveWithMarker(marker).filter((p) => p.cmdline.startsWith('sleep')).length;
+
+  it('the containers it left are stopped and its pods run again: never two copies, the same pod objects Ready', async () => {
+    agent = startAgent('process');
+    await until('the node to register', async () => (/node probelet-node registered/.test(agent?.output() ?? '') ? true : undefined), 30_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}; its output:\n${agent?.output() ?? ''}`);
+    });
+    const deployment = {
+      metadata: { name: 'web', namespace },
+      spec: {
+        replicas: 3,
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: {
+            nodeSelector: { 'kubernetes.io/hostname': NODE },
+            terminationGracePeriodSeconds: 2,
+            containers: [
+              {
+                name: 'app',
+                image: 'probelet.local/busybox:test',
+                command: ['sleep', '3600'],
+                env: [{ name: 'PROBELET_TEST_MARKER', value: marker }],
+                readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 },
+              },
+            ],
+          },
+        },
+      },
+    } as unknown as V1Deployment;
+    await apps.createNamespacedDeployment({ namespace, body: deployment });
+    const before = await until('3 Ready pods', threeReady, 60_000);
+    expect(containers()).toBe(3);
+    await stopAgent(agent, 'SIGKILL');
+    // Host processes outlive the agent, as a kubelet's containers do.
+    expect(containers()).toBe(3);
+    agent = startAgent('process');
+    await until('the node to register again', async () => (/node probelet-node registered/.test(agent?.output() ?? '') ? true : undefined), 30_000);
+    expect(agent.output()).toContain('node probelet-node: stopped 3 container(s) an earlier run left running; their pods start again');
+    const after = await until('the 3 pods Ready again with one container each', async () => {
+      const ps = await threeReady();
+      return ps && containers() === 3 ? ps : undefined;
+    }, 60_000);
+    expect(after.map((p) => p.metadata?.uid).sort()).toEqual(before.map((p) => p.metadata?.uid).sort());
+    // Never more than one copy of each while they came back.
+    expect(containers()).toBe(3);
+  }, 150_000);
 });
