@@ -36,6 +36,7 @@ import { CliUsageError, type CliIO } from './io.js';
 import { parseListen } from './run-flags.js';
 import { deferredView } from './run.js';
 import { containerRecordPath, removeRecordedLeftovers } from '../runtime/process-owner.js';
+import { requireReadable } from './inputs.js';
 import { createRuntime, type RuntimeFlags } from './run-runtime.js';
 import { packageVersion } from './version.js';
 
@@ -129,6 +130,8 @@ interface RunningNode {
 type CommonOptions = Omit<NodeAgentOptions, 'runtime'>;
 
 async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promise<number> {
+  // The input rule (docs/commands.md): a kubeconfig path typed on the command line that cannot be read stops everything.
+  if (flags.kubeconfig !== undefined) await requireReadable([flags.kubeconfig]);
   const base = flags.name ?? hostname().toLowerCase();
   const count = nodeCount(flags);
   const names = count === undefined ? [base] : Array.from({ length: count }, (_, i) => `${base}-${i}`);
