@@ -43,10 +43,11 @@ export const USAGE = `usage: npm run bench -- [--handler http|tcp|grpc|exec] [--
        [--target URL|HOST:PORT] [--baseline] [--idle] [--cpu-prof] [--probe-close fin|reset]
        npm run bench -- --scenario node [--duration S]    (110 pods at kubelet defaults, HTTP/TCP/gRPC/exec mixed)
        npm run bench -- --scenario check [--objects N]   (probelet check over N workload objects)
-       npm run bench -- --scenario simulate              (probelet simulate: a day of the demo pod, 1,000 pods for an hour)`;
+       npm run bench -- --scenario simulate              (probelet simulate: a day of the demo pod, 1,000 pods for an hour)
+       npm run bench -- --scenario fleet [--nodes N] [--pods-per-node M] [--limit S]  (probelet node --runtime simulated under the real API server; needs cluster:env)`;
 
 /** Scenarios that are benches of their own (bench/NAME.mjs, own process); the others are probe-worker loads (`SCENARIOS`). */
-const SEPARATE_SCENARIOS = ['check', 'simulate'];
+const SEPARATE_SCENARIOS = ['check', 'simulate', 'fleet'];
 
 /**
  * The scenario asked for with `--scenario NAME` when it is a bench of its own (bench/NAME.mjs),

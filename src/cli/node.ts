@@ -210,6 +210,9 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
       }),
     );
     await rm(runDir, { recursive: true, force: true });
+    const writes = nodes.reduce((sum, n) => ({ status: sum.status + (n.agent?.writes().status ?? 0), events: sum.events + (n.agent?.writes().events ?? 0) }), { status: 0, events: 0 });
+    // The API writes of the whole run (bench/fleet.mjs reads this line).
+    log(`stopped: ${writes.status} pod status writes, ${writes.events} event writes`);
     env.afterStop?.();
   }
 }
