@@ -35,6 +35,8 @@ import { EXIT_OK } from './exit-codes.js';
 import { CliUsageError, type CliIO } from './io.js';
 import { parseListen } from './run-flags.js';
 import { deferredView } from './run.js';
+import { containerRecordPath, removeRecordedLeftovers } from '../runtime/process-owner.js';
+import { requireReadable } from './inputs.js';
 import { createRuntime, type RuntimeFlags } from './run-runtime.js';
 import { packageVersion } from './version.js';
 import { setLongTimeout } from '../util/timer.js';
@@ -129,6 +131,8 @@ interface RunningNode {
 type CommonOptions = Omit<NodeAgentOptions, 'runtime'>;
 
 async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promise<number> {
+  // The input rule (docs/commands.md): a kubeconfig path typed on the command line that cannot be read stops everything.
+  if (flags.kubeconfig !== undefined) await requireReadable([flags.kubeconfig]);
   const base = flags.name ?? hostname().toLowerCase();
   const count = nodeCount(flags);
   const names = count === undefined ? [base] : Array.from({ length: count }, (_, i) => `${base}-${i}`);
@@ -207,13 +211,21 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
       }),
     );
     await rm(runDir, { recursive: true, force: true });
+    const writes = nodes.reduce((sum, n) => ({ status: sum.status + (n.agent?.writes().status ?? 0), events: sum.events + (n.agent?.writes().events ?? 0) }), { status: 0, events: 0 });
+    // The API writes of the whole run (bench/fleet.mjs reads this line).
+    log(`stopped: ${writes.status} pod status writes, ${writes.events} event writes`);
     env.afterStop?.();
   }
 }
 
 async function realNode(common: CommonOptions, flags: NodeFlags, runDir: string): Promise<NodeAgentOptions> {
   const runtimeFlags: RuntimeFlags = { runtime: flags.runtime === 'cri' ? 'cri' : 'process', ...(flags.criEndpoint !== undefined ? { criEndpoint: flags.criEndpoint } : {}) };
-  return { ...common, runtime: await createRuntime(runtimeFlags, runDir) };
+  if (runtimeFlags.runtime === 'process') {
+    // Containers a killed earlier run of this node left running go first (the CRI runtime does the same by its labels).
+    const killed = removeRecordedLeftovers(containerRecordPath(common.name));
+    if (killed > 0) common.log(`node ${common.name}: stopped ${killed} container(s) an earlier run left running; their pods start again`);
+  }
+  return { ...common, runtime: await createRuntime(runtimeFlags, runDir, { node: common.name }) };
 }
 
 /**

@@ -4,6 +4,7 @@
  * (as crictl reads it), else containerd's default socket.
  */
 import { DEFAULT_CRI_ENDPOINT, createCriRuntime } from '../runtime/cri/cri-runtime.js';
+import { containerRecordPath } from '../runtime/process-owner.js';
 import { createProcessRuntime, type ProcessRuntimeOptions } from '../runtime/process-runtime.js';
 import type { ContainerRuntime } from '../runtime/types.js';
 import { CliUsageError } from './io.js';
@@ -30,12 +31,21 @@ export function runsImages(flags: RuntimeFlags): boolean {
   return flags.runtime === 'cri';
 }
 
-/** Creates the runtime; a CRI runtime that cannot be reached is an error that says what to do. */
-export async function createRuntime(flags: RuntimeFlags, runDir: string, hooks: Pick<ProcessRuntimeOptions, 'onLogWriteError'> = {}): Promise<ContainerRuntime> {
-  if (flags.runtime !== 'cri') return createProcessRuntime({ runDir, ...hooks });
+/**
+ * Creates the runtime; a CRI runtime that cannot be reached is an error that says what to do.
+ * `node` (probelet node) labels the CRI sandboxes and containers with the node's name, or has
+ * the process runtime record its containers under it (process-owner.ts).
+ */
+export async function createRuntime(
+  flags: RuntimeFlags,
+  runDir: string,
+  options: Pick<ProcessRuntimeOptions, 'onLogWriteError'> & { node?: string } = {},
+): Promise<ContainerRuntime> {
+  const { node, ...hooks } = options;
+  if (flags.runtime !== 'cri') return createProcessRuntime({ runDir, ...hooks, ...(node !== undefined ? { containerRecord: containerRecordPath(node) } : {}) });
   const endpoint = criEndpoint(flags.criEndpoint);
   try {
-    return await createCriRuntime({ endpoint, runDir, warn: (message) => process.stderr.write(`probelet: ${message}\n`) });
+    return await createCriRuntime({ endpoint, runDir, warn: (message) => process.stderr.write(`probelet: ${message}\n`), ...(node !== undefined ? { node } : {}) });
   } catch (err) {
     throw new CliUsageError(`--runtime cri: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -703,8 +703,8 @@ export class Kubelet {
       this.event(rec, c, 'Warning', 'Failed', `Error: ${started.message ?? 'failed to start container'}`);
       return;
     }
-    this.event(rec, c, 'Normal', 'Created', `Created container: ${c.spec.name}`);
-    this.event(rec, c, 'Normal', 'Started', `Started container ${c.spec.name}`);
+    this.event(rec, c, 'Normal', 'Created', 'Container created');
+    this.event(rec, c, 'Normal', 'Started', 'Container started');
     if (c.restartCount > 0) this.noteProbeAction(rec, c, undefined, 'Started', `Restarted container ${c.spec.name} (restart ${c.restartCount})`);
   }
 

@@ -6,7 +6,7 @@
  * tick; nothing here ever stops the node.
  */
 import type { V1Lease, V1Node } from '@kubernetes/client-node';
-import type { Node, NodeStatus } from 'kubernetes-types/core/v1.js';
+import type { Node, NodeStatus, Taint } from 'kubernetes-types/core/v1.js';
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import type { Clock } from '../util/clock.js';
 import { errorMessage, httpStatus, plain, strategicMergePatch, type KubeClients } from './kube.js';
@@ -170,7 +170,10 @@ export function registrationHint(code: number | undefined, name: string): string
 
 /**
  * `registerWithAPIServer`: creates the Node; when one of that name exists (a restart), adopts
- * it and brings its labels and taints to what this node declares.
+ * it and brings its labels to what this node declares. Its taints are the kubelet's only at
+ * creation (`--register-with-taints`): on an existing Node the kubelet leaves them alone — the
+ * node lifecycle controller's `node.kubernetes.io/unreachable` included, which NodeRestriction
+ * forbids a node to remove — so only a declared taint the Node lacks is added.
  */
 async function register(clients: KubeClients, identity: NodeIdentity): Promise<Node> {
   const wanted = initialNode(identity);
@@ -179,6 +182,13 @@ async function register(clients: KubeClients, identity: NodeIdentity): Promise<N
   } catch (err) {
     if (httpStatus(err) !== 409) throw err;
   }
-  const body = { metadata: { labels: wanted.metadata?.labels, annotations: wanted.metadata?.annotations }, spec: { taints: wanted.spec?.taints ?? [] } };
+  const declared = wanted.spec?.taints ?? [];
+  let spec: { taints: Taint[] } | undefined;
+  if (declared.length > 0) {
+    const existing = plain<Node>(await clients.core.readNode({ name: identity.name })).spec?.taints ?? [];
+    const missing = declared.filter((t) => !existing.some((e) => e.key === t.key && e.effect === t.effect));
+    if (missing.length > 0) spec = { taints: [...existing, ...missing] };
+  }
+  const body = { metadata: { labels: wanted.metadata?.labels, annotations: wanted.metadata?.annotations }, ...(spec ? { spec } : {}) };
   return plain<Node>(await clients.core.patchNode({ name: identity.name, body }, strategicMergePatch));
 }

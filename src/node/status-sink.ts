@@ -50,6 +50,19 @@ export function forAPI(status: PodStatus, nodeAddress: string): PodStatus {
   return out;
 }
 
+/**
+ * The patch body of a status. `podIPs` and `hostIPs` merge by `ip` in a strategic merge patch,
+ * so a pod whose IP changed (its sandbox re-created, as after a restart of the node) would end
+ * with the old and the new IP, which the API refuses (one IP per family). The kubelet's
+ * two-way merge patch deletes the old entries; here each list says `$patch: replace`.
+ */
+export function statusPatch(status: PodStatus): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...status };
+  if (status.podIPs) out.podIPs = [...status.podIPs, { $patch: 'replace' }];
+  if (status.hostIPs) out.hostIPs = [...status.hostIPs, { $patch: 'replace' }];
+  return out;
+}
+
 export function createStatusSink(clients: KubeClients, nodeAddress: string, log: (line: string) => void): StatusSink {
   const pods = new Map<string, Tracked>();
   let writes = 0;
@@ -63,7 +76,7 @@ export function createStatusSink(clients: KubeClients, nodeAddress: string, log:
       try {
         writes++;
         await clients.core.patchNamespacedPodStatus(
-          { name: t.name, namespace: t.namespace, body: { metadata: { uid }, status } },
+          { name: t.name, namespace: t.namespace, body: { metadata: { uid }, status: statusPatch(status) } },
           strategicMergePatch,
         );
         t.written = json;

@@ -22,6 +22,7 @@ import { execInContainer } from './exec.js';
 import { containerFieldPath, runtimeInputError } from './input-error.js';
 import { containerLogPath, openContainerLogAsync, type ContainerLog } from './logs.js';
 import { containerEvents } from './container-events.js';
+import { openContainerRecord, type ContainerRecordFile } from './process-owner.js';
 import type {
   ContainerEvent,
   ContainerRuntime,
@@ -44,6 +45,8 @@ export interface ProcessRuntimeOptions {
    * runs on. Called once per log file. Default: nothing (the caller decides how to say it).
    */
   onLogWriteError?: (container: RuntimeContainerStatus, path: string, error: Error) => void;
+  /** `probelet node`: the file recording the running containers (process-owner.ts), for the next start after a crash. */
+  containerRecord?: string;
 }
 
 /** The CRI runtime name in container IDs (`probelet://<id>`), like `containerd://`. */
@@ -101,8 +104,10 @@ export class ProcessRuntime implements ContainerRuntime {
   private closing: Promise<void> | undefined;
   /** Starts execs off this process's event loop; opened at the first exec. */
   private spawner: Spawner | undefined;
+  private readonly record: ContainerRecordFile | undefined;
 
   constructor(options: ProcessRuntimeOptions) {
+    this.record = options.containerRecord !== undefined ? openContainerRecord(options.containerRecord) : undefined;
     this.clock = options.clock ?? realClock;
     this.runDir = options.runDir;
     this.logTailBytes = options.logTailBytes;
@@ -212,6 +217,7 @@ export class ProcessRuntime implements ContainerRuntime {
     killAll();
     await Promise.all([...this.containers.values()].map((r) => r.done));
     await this.spawner?.close();
+    this.record?.clear();
   }
 
   private assertOpen(): void {
@@ -281,7 +287,11 @@ export class ProcessRuntime implements ContainerRuntime {
     plan.status.state = 'running';
     plan.status.startedAt = this.clock.now();
     const record = newRecord(plan, log, group);
-    record.done = group.exited.then((exit) => this.finish(record, exit));
+    record.done = group.exited.then((exit) => {
+      this.record?.remove(group.pid);
+      this.finish(record, exit);
+    });
+    this.record?.add(group.pid);
     this.containers.set(plan.status.id, record);
     this.events.emit('started', record.status);
     // Closed or sandbox removed while the process was starting: it must not survive that.

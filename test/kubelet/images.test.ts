@@ -68,9 +68,9 @@ describe('kubelet: images', () => {
     expect(kubelet.addPods([pod({ image: 'busybox:1.36' })]).errors).toEqual([]);
     await clock.advance(10);
     expect(events()).toEqual([
-      'Normal Pulled Container image "busybox:1.36" already present on machine',
-      'Normal Created Created container: c',
-      'Normal Started Started container c',
+      'Normal Pulled Container image "busybox:1.36" already present on machine and can be accessed by the pod',
+      'Normal Created Container created',
+      'Normal Started Container started',
     ]);
     expect((runtime as ImageRuntime).pulls).toEqual([]);
   });
@@ -139,6 +139,6 @@ describe('kubelet: images', () => {
     const { clock, kubelet, events } = setup('plain');
     kubelet.addPods([pod({ image: 'busybox:1.36', command: ['sleep', '1'] })]);
     await clock.advance(10);
-    expect(events()).toEqual(['Normal Created Created container: c', 'Normal Started Started container c']);
+    expect(events()).toEqual(['Normal Created Container created', 'Normal Started Container started']);
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import { microTime } from '../../src/node/heartbeat.js';
 import { goArch, initialNode, kubeletVersion, nodeStatus, statusFingerprint, type NodeIdentity } from '../../src/node/node-object.js';
-import { forAPI } from '../../src/node/status-sink.js';
+import { forAPI, statusPatch } from '../../src/node/status-sink.js';
 import { volumesNotMountedMessage, withoutVolumes } from '../../src/node/volumes.js';
 
 const id: NodeIdentity = { name: 'edge-1', runtimeVersion: 'probelet-process://1.0.0', probeletVersion: '1.0.0', port: 10255, address: '10.1.2.3' };
@@ -69,5 +69,18 @@ describe('volumes', () => {
     );
     const bare: Pod = { metadata: { name: 'q' }, spec: { containers: [{ name: 'app' }] } };
     expect(withoutVolumes(bare)).toEqual({ pod: bare, dropped: [] });
+  });
+});
+
+describe('the status patch', () => {
+  it('replaces podIPs and hostIPs instead of merging them by ip (a new sandbox IP would otherwise sit beside the old one, which the API refuses)', () => {
+    const patch = statusPatch({ podIP: '100.64.1.9', podIPs: [{ ip: '100.64.1.9' }], hostIPs: [{ ip: '10.0.0.1' }], phase: 'Running' });
+    expect(patch).toEqual({
+      podIP: '100.64.1.9',
+      podIPs: [{ ip: '100.64.1.9' }, { $patch: 'replace' }],
+      hostIPs: [{ ip: '10.0.0.1' }, { $patch: 'replace' }],
+      phase: 'Running',
+    });
+    expect(statusPatch({ phase: 'Pending' })).toEqual({ phase: 'Pending' });
   });
 });

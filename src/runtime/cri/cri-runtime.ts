@@ -59,6 +59,8 @@ export interface CriRuntimeOptions {
   clock?: Clock;
   /** Default {@link RELIST_PERIOD_MS}. */
   relistPeriodMs?: number;
+  /** The node name of a `probelet node` agent, labelled on every sandbox and container (NODE_LABEL). */
+  node?: string;
   /** Bytes of a container's log returned by `containerLogs`. Default 64 KiB. */
   logTailBytes?: number;
   /**
@@ -170,7 +172,7 @@ export class CriRuntime implements ContainerRuntime {
     this.relistPeriodMs = options.relistPeriodMs ?? RELIST_PERIOD_MS;
     this.logTailBytes = options.logTailBytes ?? DEFAULT_LOG_TAIL_BYTES;
     this.warn = options.warn ?? ((message) => process.emitWarning(message));
-    this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid, pidStart: processStartTime(process.pid) };
+    this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid, pidStart: processStartTime(process.pid), ...(options.node ? { node: options.node } : {}) };
   }
 
   /** The label value of this run, for tests that look for what it left. */

@@ -17,6 +17,8 @@ import type { ContainerConfig, DNSConfig, Labels, NamespaceMode, NamespaceOption
 export const MANAGED_LABEL = 'probelet.dev/managed';
 /** The run (one runtime instance) that created it. */
 export const RUN_LABEL = 'probelet.dev/run';
+/** The node a `probelet node` agent runs them for: stable across its restarts (`crictl pods --label probelet.dev/node=NAME`). */
+export const NODE_LABEL = 'probelet.dev/node';
 /** The PID of the probelet process that created it: a leftover is one whose process is gone. */
 export const PID_LABEL = 'probelet.dev/pid';
 /**
@@ -31,10 +33,12 @@ export interface Owner {
   pid: number;
   /** The process's start time as PID_START_LABEL holds it ('' when /proc cannot tell). */
   pidStart: string;
+  /** The node name of a `probelet node` agent (none for `probelet run`). */
+  node?: string;
 }
 
 export function ownerLabels(owner: Owner): Labels {
-  return { [MANAGED_LABEL]: 'true', [RUN_LABEL]: owner.runID, [PID_LABEL]: String(owner.pid), ...(owner.pidStart ? { [PID_START_LABEL]: owner.pidStart } : {}) };
+  return { [MANAGED_LABEL]: 'true', [RUN_LABEL]: owner.runID, [PID_LABEL]: String(owner.pid), ...(owner.pidStart ? { [PID_START_LABEL]: owner.pidStart } : {}), ...(owner.node ? { [NODE_LABEL]: owner.node } : {}) };
 }
 
 /** Field 22 of `/proc/<pid>/stat` (after the `(comm)` that may itself hold spaces and parentheses); '' when unreadable. */

@@ -1,0 +1,176 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench -- --scenario fleet [--nodes N] [--pods-per-node M] [--limit S] [--hold S]` (default 50 ×
+ * 100 = 5,000 pods, limit 600 s): `probelet node --runtime simulated --nodes N` under the real
+ * API server of `npm run cluster:up` (KUBECONFIG from `eval "$(npm run -s cluster:env)"`, an
+ * admin identity: a fleet writes every one of its nodes). One Deployment of M replicas per node,
+ * pinned to it, each pod with an HTTP readiness and liveness probe (period 10 s) on the
+ * simulated handlers. Measures: time from applying the Deployments to the last pod Ready, the
+ * longest time from a pod's scheduling to its Ready, the fleet process's CPU and peak RSS, the
+ * longest gap between two renewals of any of its Leases, and its API writes (pod status,
+ * events: its own count, printed when it stops) beside what a kubelet would make for the same
+ * pods. Stops by itself (all Ready and `--hold` seconds more, default 30, or the limit), removes
+ * what it created. The fleet's writes include those of its stop (each pod's final status).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const args = process.argv.slice(2);
+/** @param {string} name @param {number} fallback */
+const flag = (name, fallback) => {
+  const at = args.indexOf(name);
+  if (at < 0) return fallback;
+  const v = Number(args[at + 1]);
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name}: expected a positive integer, got ${args[at + 1]}`);
+  return v;
+};
+const NODES = flag('--nodes', 50);
+const PER_NODE = flag('--pods-per-node', 100);
+const LIMIT_S = flag('--limit', 600);
+/** Seconds to keep watching the Leases once every pod is Ready (a steady fleet). */
+const HOLD_S = flag('--hold', 30);
+const PREFIX = `fleet${process.pid % 10000}`;
+const NS = `probelet-fleet-${process.pid % 10000}`;
+if (!process.env.KUBECONFIG) {
+  process.stderr.write('bench fleet: no KUBECONFIG: run `npm run cluster:up`, then eval "$(npm run -s cluster:env)"\n');
+  process.exit(2);
+}
+
+/** @param {string[]} a */
+const kubectl = (a, input) => execFileSync('kubectl', a, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, ...(input ? { input } : {}) });
+/** @param {string[]} a */
+const kjson = (a) => JSON.parse(kubectl([...a, '-o', 'json']));
+
+const TICKS = 100;
+/** @param {number} pid */
+function procSample(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const cpu = (Number(f[11]) + Number(f[12])) / TICKS;
+    const hwm = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return { cpuS: cpu, peakRssMB: hwm ? Number(hwm[1]) / 1024 : 0 };
+  } catch {
+    return undefined;
+  }
+}
+
+const log = (/** @type {string} */ line) => process.stderr.write(`bench fleet: ${line}\n`);
+const fleet = spawn(process.execPath, [`${root}bin/probelet.js`, 'node', '--kubeconfig', process.env.KUBECONFIG.split(':')[0], '--runtime', 'simulated', '--nodes', String(NODES), '--name', PREFIX, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+let fleetLog = '';
+fleet.stderr.on('data', (d) => (fleetLog += d.toString()));
+const fleetExit = new Promise((resolve) => fleet.once('exit', resolve));
+const started = Date.now();
+const deadline = started + LIMIT_S * 1000;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const names = Array.from({ length: NODES }, (_, i) => `${PREFIX}-${i}`);
+let result;
+try {
+  while ((fleetLog.match(/ registered with /g) ?? []).length < NODES) {
+    if (Date.now() > deadline || fleet.exitCode !== null) throw new Error(`the fleet did not register its ${NODES} nodes:\n${fleetLog.slice(-2000)}`);
+    await sleep(500);
+  }
+  const registeredS = (Date.now() - started) / 1000;
+  log(`${NODES} nodes registered in ${registeredS.toFixed(1)} s`);
+  kubectl(['create', 'namespace', NS]);
+  const docs = names.map((node) => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: node, namespace: NS },
+    spec: {
+      replicas: PER_NODE,
+      selector: { matchLabels: { app: node } },
+      template: {
+        metadata: { labels: { app: node } },
+        spec: {
+          nodeSelector: { 'kubernetes.io/hostname': node },
+          tolerations: [{ key: 'probelet.dev/simulated', operator: 'Exists', effect: 'NoSchedule' }],
+          automountServiceAccountToken: false,
+          containers: [{
+            name: 'app',
+            image: 'probelet.local/busybox:test',
+            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 10 },
+            livenessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 10 },
+          }],
+        },
+      },
+    },
+  }));
+  const applied = Date.now();
+  kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs }));
+  /** @type {Map<string, number>} */ const renewals = new Map();
+  let maxLeaseGapS = 0;
+  let lastReadyAt = 0;
+  let maxScheduledToReadyS = 0;
+  let ready = 0;
+  /** @type {number | undefined} */ let holdUntil;
+  for (;;) {
+    const pods = kjson(['get', 'pods', '-n', NS]).items;
+    ready = 0;
+    for (const p of pods) {
+      const c = p.status?.conditions ?? [];
+      const r = c.find((x) => x.type === 'Ready' && x.status === 'True');
+      const s = c.find((x) => x.type === 'PodScheduled' && x.status === 'True');
+      if (!r) continue;
+      ready++;
+      const at = Date.parse(r.lastTransitionTime);
+      lastReadyAt = Math.max(lastReadyAt, at);
+      if (s) maxScheduledToReadyS = Math.max(maxScheduledToReadyS, (at - Date.parse(s.lastTransitionTime)) / 1000);
+    }
+    for (const l of kjson(['get', 'leases', '-n', 'kube-node-lease']).items) {
+      if (!names.includes(l.metadata.name)) continue;
+      const t = Date.parse(l.spec.renewTime);
+      const prev = renewals.get(l.metadata.name);
+      if (prev !== undefined && t !== prev) maxLeaseGapS = Math.max(maxLeaseGapS, (t - prev) / 1000);
+      renewals.set(l.metadata.name, t);
+    }
+    if (Date.now() > deadline) break;
+    if (ready === NODES * PER_NODE) {
+      holdUntil ??= Date.now() + HOLD_S * 1000;
+      if (Date.now() > holdUntil) break;
+    }
+    await sleep(2000);
+  }
+  const sample = procSample(fleet.pid ?? 0);
+  const elapsedS = (Date.now() - started) / 1000;
+  result = {
+    date: new Date().toISOString(),
+    machine: `${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    nodes: NODES,
+    pods: NODES * PER_NODE,
+    ready,
+    applyToLastReadyS: lastReadyAt > 0 ? (lastReadyAt - applied) / 1000 : undefined,
+    maxScheduledToReadyS,
+    fleetCpuS: sample?.cpuS,
+    fleetCpuPct: sample ? (100 * sample.cpuS) / elapsedS : undefined,
+    fleetPeakRssMB: sample?.peakRssMB,
+    maxLeaseGapS,
+    elapsedS,
+  };
+} finally {
+  kubectl(['delete', 'namespace', NS, '--wait=false', '--ignore-not-found']);
+  fleet.kill('SIGTERM');
+  await fleetExit;
+  for (const n of names) {
+    try { kubectl(['delete', 'node', n, '--ignore-not-found']); } catch { /* best effort */ }
+    try { kubectl(['delete', 'lease', '-n', 'kube-node-lease', n, '--ignore-not-found']); } catch { /* best effort */ }
+  }
+}
+const writes = /stopped: (\d+) pod status writes, (\d+) event writes/.exec(fleetLog);
+const elapsed = result.elapsedS;
+const pods = result.pods;
+// A kubelet for the same pods (upstream rules): status patches Pending(ContainerCreating) → Running
+// not Ready → Ready = 3 per pod; events Pulled, Created, Started = 3 per pod; a Lease renewal per
+// node every 10 s; a node status write every 5 min (or on change).
+const kubelet = { statusWrites: 3 * pods, eventWrites: 3 * pods, leaseRenewals: Math.floor(elapsed / 10) * NODES, nodeStatusWrites: Math.floor(elapsed / 300) * NODES };
+const out = {
+  ...result,
+  // Its final writes at the stop (every pod's last status, Killing events) are included.
+  probelet: writes ? { statusWrites: Number(writes[1]), eventWrites: Number(writes[2]), leaseRenewals: Math.floor(elapsed / 10) * NODES } : undefined,
+  kubeletWouldMake: kubelet,
+  goals: { allReadyWithin2MinOfScheduling: result.maxScheduledToReadyS <= 120 && result.ready === pods, rssUnder500MB: (result.fleetPeakRssMB ?? 0) <= 500, noMissedLeaseRenewal: result.maxLeaseGapS <= 15 },
+};
+process.stdout.write(`${JSON.stringify(out)}\n`);
