@@ -661,8 +661,10 @@ export class Kubelet {
       this.event(rec, c, 'Warning', 'Failed', `Error: ${started.message ?? 'failed to start container'}`);
       return;
     }
-    this.event(rec, c, 'Normal', 'Created', `Created container: ${c.spec.name}`);
-    this.event(rec, c, 'Normal', 'Started', `Started container ${c.spec.name}`);
+    // kubelet 1.35's words (kuberuntime_container.go startContainer): the container's name is in the
+    // event's involvedObject.fieldPath, not in the message.
+    this.event(rec, c, 'Normal', 'Created', 'Container created');
+    this.event(rec, c, 'Normal', 'Started', 'Container started');
     if (c.restartCount > 0) this.noteProbeAction(rec, c, undefined, 'Started', `Restarted container ${c.spec.name} (restart ${c.restartCount})`);
   }
 

@@ -44,7 +44,7 @@ describe('probelet run --exit-on-ready', () => {
     expect(readyAt).toBeGreaterThan(0);
     expect(statuses.slice(readyAt + 1)).toContain('1/1 Terminating');
     expect(run.stdout()).toMatch(/^NAME +READY +STATUS +RESTARTS +AGE$/m);
-    expect(run.stdout()).toMatch(/^pod\/web\{main\} {2}Normal {2}Started {2}\d+s {2}kubelet {2}Started container main$/m);
+    expect(run.stdout()).toMatch(/^pod\/web\{main\} {2}Normal {2}Started {2}\d+s {2}kubelet {2}Container started$/m);
     expect(run.stderr()).toContain('every pod is Ready');
 
     // The temporary run directory was printed, and removed after this clean run.

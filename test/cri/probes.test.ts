@@ -72,7 +72,7 @@ describeCri('cri: node e2e probe scenarios on containerd', () => {
       // ExecSync's DeadlineExceeded is a probe timeout, worded as upstream's.
       expect(eventsWith(h, 'e9', 'Unhealthy', 'Liveness probe failed: command timed out').length).toBeGreaterThan(0);
       expect(eventsWith(h, 'e3', 'Killing', 'Container c failed liveness probe, will be restarted').length).toBeGreaterThan(0);
-      expect(eventsWith(h, 'e3', 'Pulled', 'Container image "probelet.local/busybox:test" already present on machine')[0]?.count).toBeGreaterThanOrEqual(2);
+      expect(eventsWith(h, 'e3', 'Pulled', 'Container image "probelet.local/busybox:test" already present on machine and can be accessed by the pod')[0]?.count).toBeGreaterThanOrEqual(2);
 
       await pause(Math.max(0, t0 + NO_RESTART_WINDOW_MS - performance.now()));
       expect(['e4', 'e6', 'e8'].map((name) => restarts(h, name, 'c'))).toEqual([0, 0, 0]);

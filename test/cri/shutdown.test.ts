@@ -94,12 +94,12 @@ describeCri('cri: probelet run --runtime cri', () => {
     await run.waitForStdout((out) => readyPod(out) !== undefined, 20_000);
     expect(readyPod(run.stdout())?.status?.podIP).toMatch(/^169\.254\.\d+\.\d+$/);
     // /healthz disappears 20 s after start; two failed liveness probes 3 s apart → Killing → restart.
-    await run.waitForStdout((out) => /"restartCount":1/.test(out) && eventMessages(out).includes('Started container httpd (2)'), 45_000);
+    await run.waitForStdout((out) => /"restartCount":1/.test(out) && eventMessages(out).includes('Container started (2)'), 45_000);
     const events = eventMessages(run.stdout());
     for (const expected of [
-      'Container image "probelet.local/busybox:test" already present on machine',
-      'Created container: httpd',
-      'Started container httpd',
+      'Container image "probelet.local/busybox:test" already present on machine and can be accessed by the pod',
+      'Container created',
+      'Container started',
       'Liveness probe failed: HTTP probe failed with statuscode: 404',
       'Container httpd failed liveness probe, will be restarted',
     ]) {

@@ -62,15 +62,15 @@ describe('kubelet: images', () => {
     expect([shouldPullImage('Never', false), shouldPullImage('Always', true), shouldPullImage('IfNotPresent', true), shouldPullImage('IfNotPresent', false)]).toEqual([false, true, false, true]);
   });
 
-  it('a present image with IfNotPresent: "already present on machine", then Created/Started; no pull', async () => {
+  it('a present image with IfNotPresent: "already present on machine and can be accessed by the pod", then Created/Started; no pull', async () => {
     const { clock, runtime, kubelet, events } = setup();
     (runtime as ImageRuntime).local.add('busybox:1.36');
     expect(kubelet.addPods([pod({ image: 'busybox:1.36' })]).errors).toEqual([]);
     await clock.advance(10);
     expect(events()).toEqual([
-      'Normal Pulled Container image "busybox:1.36" already present on machine',
-      'Normal Created Created container: c',
-      'Normal Started Started container c',
+      'Normal Pulled Container image "busybox:1.36" already present on machine and can be accessed by the pod',
+      'Normal Created Container created',
+      'Normal Started Container started',
     ]);
     expect((runtime as ImageRuntime).pulls).toEqual([]);
   });
@@ -139,6 +139,6 @@ describe('kubelet: images', () => {
     const { clock, kubelet, events } = setup('plain');
     kubelet.addPods([pod({ image: 'busybox:1.36', command: ['sleep', '1'] })]);
     await clock.advance(10);
-    expect(events()).toEqual(['Normal Created Created container: c', 'Normal Started Started container c']);
+    expect(events()).toEqual(['Normal Created Container created', 'Normal Started Container started']);
   });
 });

@@ -173,7 +173,7 @@ describeCluster('probelet node on a real control plane', () => {
     });
     expect(events.find((e) => e.reason === 'Started')).toMatchObject({
       type: 'Normal',
-      message: 'Started container app',
+      message: 'Container started',
       source: { component: 'kubelet', host: nodeName },
       involvedObject: { kind: 'Pod', name: first, namespace, fieldPath: 'spec.containers{app}' },
     });
