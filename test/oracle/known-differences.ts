@@ -42,6 +42,7 @@ const BACKOFF_STATUS = [
   'exec-timeout-liveness',
   'onfailure-liveness-kill',
   'grpc-service-liveness',
+  'initial-delay-multiple',
 ];
 const BACKOFF_DOC = 'A probe-killed container in back-off: status and BackOff events';
 const JITTER_DOC = "The pod worker's requeue jitter after a back-off";
@@ -62,7 +63,11 @@ export const KNOWN_DIFFERENCES: KnownDifference[] = [
   { scenarios: BACKOFF_STATUS, pattern: /^event count of spec\.\w+\{[\w-]+\} Warning BackOff: /, doc: BACKOFF_DOC },
   { scenarios: BACKOFF_STATUS, pattern: /^event only on probelet: spec\.\w+\{[\w-]+\} Warning BackOff: Back-off restarting failed container /, doc: BACKOFF_DOC },
   { scenarios: BACKOFF_STATUS, pattern: /^\w+ readiness( changes)?: /, doc: BACKOFF_DOC },
-  { scenarios: BACKOFF_STATUS, pattern: /^\w+ waiting reasons: \[\] on the kubelet, \[CrashLoopBackOff\] on probelet$/, doc: BACKOFF_DOC },
+  { scenarios: BACKOFF_STATUS, pattern: /^\w+ waiting reasons: (\[\] on the kubelet, \[CrashLoopBackOff\]|\[CrashLoopBackOff\] on the kubelet, \[\]) on probelet$/, doc: BACKOFF_DOC },
+  // Seen once (the last run): the kubelet restarted at once after the 2nd kill, probelet backed off.
+  { scenarios: ['exec-liveness-always-fails'], pattern: /^app starts: \d+ on the kubelet \[[\d, ]+\], \d+ on probelet \[[\d, ]+\]$/, doc: BACKOFF_DOC },
+  // Seen once: the kubelet's Ready came with (or before) the status of its first start.
+  { scenarios: ['readiness-at-start'], pattern: /^app readiness: \[\] on the kubelet, \[true\] on probelet$/, doc: 'Ready at the first start' },
   {
     scenarios: ['three-containers-readiness'],
     pattern: /^event only on (the kubelet|probelet): spec\.containers\{[bc]\} Warning Unhealthy: Readiness probe failed: {2}\(×\d\)$/,
