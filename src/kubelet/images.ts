@@ -5,8 +5,8 @@
  * (10 s doubling to 300 s, keyed by pod UID and image). Events and waiting reasons use
  * upstream's wording, because that is what users grep for:
  * `Pulling image "x"`, `Successfully pulled image "x" in 1.2s (1.2s including waiting).
- * Image size: 123 bytes.`, `Container image "x" already present on machine and can be accessed by the pod`
- * (1.35, with `KubeletEnsureSecretPulledImages` on by default),
+ * Image size: 123 bytes.`, `Container image "x" already present on machine and can be accessed by the pod` (1.35, gate
+ * KubeletEnsureSecretPulledImages on by default: images/image_manager.go EnsureImageExists),
  * `Failed to pull image "x": …`, `Back-off pulling image "x"`.
  *
  * A runtime without images (the process runtime) has nothing to pull: every container

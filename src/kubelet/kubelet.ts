@@ -554,12 +554,31 @@ export class Kubelet {
         // Exit-code rules are not consulted for a container that is still running (§10.4).
         const restart = (c.spec.restartPolicy ?? rec.pod.spec?.restartPolicy ?? 'Always') !== 'Never';
         const exitedBefore = c.previous;
+        if (!restart && !this.anyOtherRegularKeptOrStarting(rec, c)) {
+          // computePodActions: nothing kept, nothing to start → KillPod, which stops every
+          // container with `Stopping container X` and the pod's grace, not the probe's
+          // (kuberuntime_manager.go; killContainer's message when none is given).
+          rec.changed = true;
+          await this.stopAll(rec, rec.pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS);
+          continue;
+        }
         await this.killForProbe(rec, c, kind, restart);
         if (restart) await this.restartWithBackOff(rec, c, exitedBefore);
         continue;
       }
       if (containerShouldRestart(c.spec, rec.pod, cur.exitCode ?? 0)) await this.restartWithBackOff(rec, c, cur);
     }
+  }
+
+  /** Whether another regular container keeps running (no failed probe) or is to be (re)started: upstream's keepCount / ContainersToStart. */
+  private anyOtherRegularKeptOrStarting(rec: PodRecord, condemned: ContainerRecord): boolean {
+    return [...rec.containers.values()].some((o) => {
+      if (o === condemned || o.kind !== 'regular') return false;
+      const cur = o.current;
+      if (!cur) return true;
+      if (cur.state === 'running') return this.failedProbe(cur) === undefined || (o.spec.restartPolicy ?? rec.pod.spec?.restartPolicy ?? 'Always') !== 'Never';
+      return containerShouldRestart(o.spec, rec.pod, cur.exitCode ?? 0);
+    });
   }
 
   /** Every regular container has exited and will not be restarted. */
@@ -703,6 +722,8 @@ export class Kubelet {
       this.event(rec, c, 'Warning', 'Failed', `Error: ${started.message ?? 'failed to start container'}`);
       return;
     }
+    // kubelet 1.35's words (kuberuntime_container.go startContainer): the container's name is in the
+    // event's involvedObject.fieldPath, not in the message.
     this.event(rec, c, 'Normal', 'Created', 'Container created');
     this.event(rec, c, 'Normal', 'Started', 'Container started');
     if (c.restartCount > 0) this.noteProbeAction(rec, c, undefined, 'Started', `Restarted container ${c.spec.name} (restart ${c.restartCount})`);

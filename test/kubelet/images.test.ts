@@ -62,7 +62,7 @@ describe('kubelet: images', () => {
     expect([shouldPullImage('Never', false), shouldPullImage('Always', true), shouldPullImage('IfNotPresent', true), shouldPullImage('IfNotPresent', false)]).toEqual([false, true, false, true]);
   });
 
-  it('a present image with IfNotPresent: "already present on machine", then Created/Started; no pull', async () => {
+  it('a present image with IfNotPresent: "already present on machine and can be accessed by the pod", then Created/Started; no pull', async () => {
     const { clock, runtime, kubelet, events } = setup();
     (runtime as ImageRuntime).local.add('busybox:1.36');
     expect(kubelet.addPods([pod({ image: 'busybox:1.36' })]).errors).toEqual([]);

@@ -345,16 +345,29 @@ describe('probe-driven kills (§10.4, §10.6)', () => {
     expect(cs?.lastState?.terminated?.exitCode).toBe(137);
   });
 
-  it('restartPolicy Never: killed without ", will be restarted", not restarted, pod Failed', async () => {
+  it('restartPolicy Never, the only container: the pod is killed (KillPod: "Stopping container app"), not restarted, pod Failed', async () => {
     const h = harness([podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 1, failureThreshold: 1 } })], { restartPolicy: 'Never' })]);
     await settle(h.clock);
     h.verdicts.set('app/liveness', 'failure');
     await h.clock.advance(2000);
-    expect(h.events()).toContain('Normal Killing Container app failed liveness probe');
+    // computePodActions: keepCount 0 and nothing to start → KillPod (the real kubelet, scenario never-liveness-kill).
+    expect(h.events()).toContain('Normal Killing Stopping container app');
+    expect(h.events().some((e) => e.includes('failed liveness probe'))).toBe(false);
     await h.clock.advance(30_000);
     expect(h.runtime.running('app')).toBeUndefined();
     expect(h.runtime.calls.filter((c) => c.startsWith('start app'))).toHaveLength(1);
     expect(h.pod().status?.phase).toBe('Failed');
+  });
+
+  it('restartPolicy Never beside a container that keeps running: killed without ", will be restarted"', async () => {
+    const h = harness([
+      podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 1, failureThreshold: 1 } }), { ...app(), name: 'other' }], { restartPolicy: 'Never' }),
+    ]);
+    await settle(h.clock);
+    h.verdicts.set('app/liveness', 'failure');
+    await h.clock.advance(2000);
+    expect(h.events()).toContain('Normal Killing Container app failed liveness probe');
+    expect(h.runtime.running('other')).toBeDefined();
   });
 
   it('startup Failure kills with the startup message and the startup probe grace', async () => {

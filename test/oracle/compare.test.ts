@@ -86,13 +86,29 @@ describe('records from pods and events', () => {
   });
 });
 
+describe('readiness from the first start', () => {
+  it('a first not-ready after the start is no change (the container was not ready before it)', () => {
+    const k = rec('kubelet', [0]);
+    const p = rec('probelet', [0]);
+    k.containers = [{ name: 'app', starts: [0], exits: [], ready: [{ at: 0.3, ready: false }, { at: 8.1, ready: true }], waiting: [], restartCount: 0 }];
+    p.containers = [{ name: 'app', starts: [0], exits: [], ready: [{ at: -0.9, ready: false }, { at: 6.4, ready: true }], waiting: [], restartCount: 0 }];
+    expect(compareRecords(k, p, 6).differences).toEqual([]);
+  });
+});
+
 describe('known differences', () => {
-  it('lists the restart-path difference only for the scenarios that restart, and nothing unknown', async () => {
-    const { knownDifference } = await import('./known-differences.js');
-    const starts = 'app starts: 7 on the kubelet [0, 29, 59, 89, 119, 198, 229], 6 on probelet [0, 28, 68, 118, 188, 298]';
-    expect(knownDifference('exec-liveness-slow-app', starts)?.doc).toMatch(/^Restart after a probe kill/);
+  it('lists the back-off jitter and status differences only where seen; FIN/RST and the old wordings no more', async () => {
+    const { knownDifference, EVENT_ALIASES } = await import('./known-differences.js');
+    const starts = 'app starts: interval 6 is 33 s on the kubelet, 110 s on probelet (tolerance 29 s)';
+    expect(knownDifference('exec-liveness-slow-app', starts)?.doc).toBe("The pod worker's requeue jitter after a back-off");
     expect(knownDifference('http-headers', starts)).toBeUndefined();
-    expect(knownDifference('tcp-ok', 'probe connections closed with FIN by the kubelet, RST by probelet')?.doc).toBe('Probes close with a reset');
+    expect(knownDifference('initial-delay-multiple', starts)).toBeUndefined();
+    const waiting = 'app waiting reasons: [] on the kubelet, [CrashLoopBackOff] on probelet';
+    expect(knownDifference('tcp-liveness-refused', waiting)?.doc).toBe('A probe-killed container in back-off: status and BackOff events');
+    expect(knownDifference('never-liveness-kill', waiting)).toBeUndefined();
+    expect(knownDifference('tcp-ok', 'probe connections closed with FIN by the kubelet, RST by probelet')).toBeUndefined();
+    expect(knownDifference('tcp-ok', 'wording of Started: "Container started" on the kubelet, "Started container app" on probelet')).toBeUndefined();
+    expect(EVENT_ALIASES).toEqual([]);
     expect(knownDifference('tcp-ok', 'request only from probelet: GET /x user-agent=kube-probe/1.34')).toBeUndefined();
     expect(knownDifference('exec-timeout', 'event only on probelet: spec.containers{app} Warning Unhealthy: Readiness probe failed: command timed out: command "sh -c sleep 5" timed out after 1s (×11)')).toBeUndefined();
   });

@@ -100,9 +100,15 @@ function compareContainer(a: ContainerRecord, b: ContainerRecord, end: number, t
   const fa = exitsA.map((e) => `${e.reason}/${e.exitCode}`).join(' ');
   const fb = exitsB.map((e) => `${e.reason}/${e.exitCode}`).join(' ');
   if (fa !== fb) out.push(`${n} exits: [${fa}] on the kubelet, [${fb}] on probelet`);
-  // Changes from the first start on: before it, the watch only saw the pod being set up.
-  const readyA = a.ready.filter((r) => r.at >= 0);
-  const readyB = b.ready.filter((r) => r.at >= 0);
+  // Changes from the first start on: before it, the watch only saw the pod being set up. A
+  // container is not ready before it starts, so a first `false` after the start (the first
+  // status written after it, on one agent; before it, on the other) is no change.
+  const fromStart = (rs: ContainerRecord['ready']): ContainerRecord['ready'] => {
+    const after = rs.filter((r) => r.at >= 0);
+    return after[0]?.ready === false ? after.slice(1) : after;
+  };
+  const readyA = fromStart(a.ready);
+  const readyB = fromStart(b.ready);
   const ra = readyA.map((r) => r.ready);
   const rb = readyB.map((r) => r.ready);
   const [ta, tb] = trimTail(readyA.map((r) => r.at), readyB.map((r) => r.at), end, tol);

@@ -5,8 +5,14 @@
  * since its first request) and logs every request: method, path, headers, and how the prober closed
  * the connection — FIN (an orderly close, 'end') or RST ('ECONNRESET').
  */
+import * as grpc from '@grpc/grpc-js';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer as createTlsServer } from 'node:tls';
 import type { ProbeRequestRecord } from './record.js';
 
 /**
@@ -41,18 +47,91 @@ function trackClose(socket: Socket, closes: WeakMap<Socket, 'FIN' | 'RST'>): voi
   });
 }
 
-/** `kind: 'http'` answers with `respond`; `kind: 'tcp'` accepts and logs bare connections. */
-export async function startProbeServer(kind: 'http' | 'tcp', respond: Responder = () => ({ status: 200 })): Promise<ProbeServer> {
+export type ServerKind = 'http' | 'https' | 'tcp' | 'grpc';
+
+/** A self-signed certificate for 127.0.0.1 (probes skip verification, like the kubelet's). */
+function selfSigned(): { key: Buffer; cert: Buffer } {
+  const dir = mkdtempSync(join(tmpdir(), 'oracle-tls-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', join(dir, 'k'), '-out', join(dir, 'c')], {
+      stdio: 'ignore',
+    });
+    return { key: readFileSync(join(dir, 'k')), cert: readFileSync(join(dir, 'c')) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * grpc.health.v1.Health/Check by hand (no .proto needed): the request's field 1 is the service
+ * name, the answer's field 1 the status enum. `respond(t, service)` maps 200 to SERVING (1),
+ * 404 to the NOT_FOUND error of an unknown service, anything else to NOT_SERVING (2). On all
+ * interfaces: a gRPC probe has no host, so the scenario's pod uses the host network and the
+ * probe dials the pod IP (the node's address on the kubelet, 127.0.0.1 under probelet).
+ */
+async function startGrpcServer(respond: Responder): Promise<ProbeServer> {
+  let first: number | undefined;
+  const entries: { atMs: number; service: string; userAgent: string }[] = [];
+  const server = new grpc.Server();
+  // Objects, not bare strings: grpc-js takes a falsy request ('' for no service) as no request.
+  const decode = (b: Buffer): { service: string } => ({ service: b.length >= 2 && b[0] === 0x0a ? b.subarray(2, 2 + (b[1] ?? 0)).toString('utf8') : '' });
+  server.addService(
+    {
+      Check: {
+        path: '/grpc.health.v1.Health/Check',
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (v: { service: string }) => Buffer.from(v.service),
+        requestDeserialize: decode,
+        responseSerialize: (v: { status: number }) => Buffer.from([0x08, v.status]),
+        responseDeserialize: (b: Buffer) => ({ status: b[1] ?? 0 }),
+      },
+    },
+    {
+      Check: (call: grpc.ServerUnaryCall<{ service: string }, { status: number }>, callback: grpc.sendUnaryData<{ status: number }>) => {
+        const ua = call.metadata.get('user-agent')[0];
+        entries.push({ atMs: Date.now(), service: call.request.service, userAgent: typeof ua === 'string' ? ua : '' });
+        first ??= Date.now();
+        const { status } = respond((Date.now() - first) / 1000, call.request.service);
+        if (status === 404) callback({ code: grpc.status.NOT_FOUND, details: 'unknown service' });
+        else callback(null, { status: status === 200 ? 1 : 2 });
+      },
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('0.0.0.0:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  return {
+    port,
+    requests: (t0Ms) =>
+      entries.map((e) => ({
+        at: Math.round((e.atMs - t0Ms) / 100) / 10,
+        method: 'grpc',
+        path: e.service,
+        // grpc-go appends its own version ("kube-probe/1.35 grpc-go/1.x"): only the prober's part.
+        headers: { 'user-agent': e.userAgent.split(' ')[0] ?? '' },
+        close: 'open',
+      })),
+    close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
+  };
+}
+
+/**
+ * `kind: 'http'` (or 'https', with a self-signed certificate) answers with `respond`; `'tcp'`
+ * accepts and logs bare connections; `'grpc'` is a health server (startGrpcServer).
+ */
+export async function startProbeServer(kind: ServerKind, respond: Responder = () => ({ status: 200 })): Promise<ProbeServer> {
+  if (kind === 'grpc') return startGrpcServer(respond);
   let first: number | undefined;
   const entries: Entry[] = [];
   const closes = new WeakMap<Socket, 'FIN' | 'RST'>();
   const sockets = new Set<Socket>();
   let server: Server;
-  if (kind === 'http') {
+  if (kind === 'http' || kind === 'https') {
     // HTTP/1.1 by hand, so that the server never closes first: how the prober closes (after
     // reading the answer) is then what the socket sees. Node's http server would close a
     // `Connection: close` request's socket itself.
-    server = createTcpServer((socket) => {
+    const onSocket = (socket: Socket): void => {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
       trackClose(socket, closes);
@@ -81,7 +160,8 @@ export async function startProbeServer(kind: 'http' | 'tcp', respond: Responder 
           socket.write(`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n${location}\r\n${body}`);
         }
       });
-    });
+    };
+    server = kind === 'https' ? createTlsServer(selfSigned(), onSocket) : createTcpServer(onSocket);
   } else {
     server = createTcpServer((socket) => {
       sockets.add(socket);

@@ -16,7 +16,7 @@
  * usually takes 1 — `RUNTIME` below.
  */
 import type { Container, Pod, Probe } from '../../src/api/types.js';
-import type { Responder } from './probe-server.js';
+import type { Responder, ServerKind } from './probe-server.js';
 
 export const ORACLE_IMAGE = 'probelet.local/busybox:test';
 export const ORACLE_NAMESPACE = 'oracle';
@@ -36,7 +36,7 @@ export interface Scenario {
   tolerance: number;
   /** In the fast subset `npm test` runs against a live cluster. */
   fast?: boolean;
-  server?: { kind: 'http' | 'tcp'; respond?: Responder };
+  server?: { kind: ServerKind; respond?: Responder };
   /** The pod for a server on `port` (0 when the scenario has none). */
   pod(port: number): Pod;
 }
@@ -378,5 +378,88 @@ export const SCENARIOS: Scenario[] = [
           },
         ],
       }),
+  },
+  {
+    name: 'https-readiness',
+    fast: true,
+    about: 'HTTPS readiness on a self-signed TLS server (scheme HTTPS: not verified): what reaches it',
+    duration: 20,
+    tolerance: 2 + RELIST + RUNTIME,
+    server: { kind: 'https' },
+    pod: (port) =>
+      pod('https-readiness', [app(SLEEP, { readinessProbe: { httpGet: { host: '127.0.0.1', port, path: '/tls', scheme: 'HTTPS' }, periodSeconds: 2 } })]),
+  },
+  {
+    name: 'grpc-readiness',
+    fast: true,
+    about: 'gRPC readiness without a service on a host-network pod: SERVING after 6 s',
+    duration: 25,
+    tolerance: 2 + RELIST + RUNTIME,
+    server: { kind: 'grpc', respond: after(6, 200, 503) },
+    pod: (port) => pod('grpc-readiness', [app(SLEEP, { readinessProbe: { grpc: { port }, periodSeconds: 2 } })], { hostNetwork: true }),
+  },
+  {
+    name: 'grpc-service-liveness',
+    about: 'gRPC liveness with service "app" NOT_SERVING after 8 s (P=2 F=2): the failure message, kill',
+    duration: 40,
+    tolerance: 2 + RELIST + REQUEUE + RUNTIME,
+    server: { kind: 'grpc', respond: after(8, 503) },
+    pod: (port) =>
+      pod('grpc-service-liveness', [app(SLEEP, { livenessProbe: { grpc: { port, service: 'app' }, periodSeconds: 2, failureThreshold: 2 } })], {
+        hostNetwork: true,
+      }),
+  },
+  {
+    name: 'grpc-unknown-service',
+    about: 'gRPC readiness asking a service the server does not know (NOT_FOUND): the message',
+    duration: 15,
+    tolerance: 2 + RELIST + RUNTIME,
+    server: { kind: 'grpc', respond: () => ({ status: 404 }) },
+    pod: (port) => pod('grpc-unknown-service', [app(SLEEP, { readinessProbe: { grpc: { port, service: 'nope' }, periodSeconds: 2 } })], { hostNetwork: true }),
+  },
+  {
+    name: 'exec-timeout-liveness',
+    about: 'exec liveness outliving timeoutSeconds 1 (P=3 F=2): timed out, kill, restart',
+    duration: 40,
+    tolerance: 3 + RELIST + REQUEUE + RUNTIME,
+    pod: () => pod('exec-timeout-liveness', [app(SLEEP, { livenessProbe: execProbe('sleep 5', { periodSeconds: 3, failureThreshold: 2, timeoutSeconds: 1 }) })]),
+  },
+  {
+    name: 'never-liveness-kill',
+    about: 'restartPolicy Never, liveness exec failing (P=2 F=2): killed, not restarted, pod Failed',
+    duration: 20,
+    tolerance: 2 + RELIST + RUNTIME,
+    pod: () =>
+      pod('never-liveness-kill', [app(SLEEP, { livenessProbe: execProbe('exit 1', { periodSeconds: 2, failureThreshold: 2 }) })], { restartPolicy: 'Never' }),
+  },
+  {
+    name: 'onfailure-liveness-kill',
+    about: 'restartPolicy OnFailure, a liveness kill of a container exiting 0 on SIGTERM: restarted all the same',
+    duration: 40,
+    tolerance: 2 + RELIST + REQUEUE + RUNTIME,
+    pod: () =>
+      pod('onfailure-liveness-kill', [app(SLEEP, { livenessProbe: execProbe('exit 1', { periodSeconds: 2, failureThreshold: 2 }) })], { restartPolicy: 'OnFailure' }),
+  },
+  {
+    name: 'readiness-delay-not-multiple',
+    about: 'HTTP readiness with initialDelaySeconds 5, periodSeconds 3: when the first probe and Ready come',
+    duration: 20,
+    tolerance: 3 + RELIST + RUNTIME,
+    server: { kind: 'http' },
+    pod: (port) => pod('readiness-delay-not-multiple', [app(SLEEP, { readinessProbe: httpProbe(port, '/ready', { initialDelaySeconds: 5, periodSeconds: 3 }) })]),
+  },
+  {
+    name: 'three-containers-readiness',
+    about: 'three containers ready at 0, 5 and 10 s (exec readiness, P=1): the pod is Ready with the last',
+    duration: 35,
+    // Both agents create and start the three one after another: under the full oracle's load each
+    // step took up to RUNTIME (b started at 3 s on the kubelet, 7 s under probelet; c at 5 and 12 s).
+    tolerance: 1 + RELIST + 3 * RUNTIME,
+    pod: () =>
+      pod('three-containers-readiness', [
+        app(`touch /tmp/ok; ${SLEEP}`, { readinessProbe: execProbe('test -f /tmp/ok', { periodSeconds: 1 }) }, 'a'),
+        app(`sleep 5; touch /tmp/ok; ${SLEEP}`, { readinessProbe: execProbe('test -f /tmp/ok', { periodSeconds: 1 }) }, 'b'),
+        app(`sleep 10; touch /tmp/ok; ${SLEEP}`, { readinessProbe: execProbe('test -f /tmp/ok', { periodSeconds: 1 }) }, 'c'),
+      ]),
   },
 ];
