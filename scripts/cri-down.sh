@@ -55,6 +55,14 @@ if alive; then
   alive && kill -9 "$pid"
 fi
 
+# A containerd of this instance whose pid file is gone (its directory was removed under it, e.g.
+# by a second up/down of the same name racing this one) is found by its config path.
+for stray in $(pgrep -f "^containerd --config $W/config.toml" 2>/dev/null); do
+  kill "$stray" 2>/dev/null
+  for _ in $(seq 1 50); do kill -0 "$stray" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$stray" 2>/dev/null
+done
+
 # 3. Leftovers of a containerd that died with pods running: containers, shims, netns.
 if [ -d "$W/runc" ]; then
   for root in "$W"/runc/*; do
