@@ -128,7 +128,9 @@ export async function runOnProbelet(criEndpoint: string, version: string, prepar
   const longest = Math.max(...prepared.map((p) => p.scenario.duration));
   const child = spawn(
     process.execPath,
-    [PROBELET_BIN, 'run', '--runtime', 'cri', '--cri-endpoint', criEndpoint, '-o', 'json', '--listen', '127.0.0.1:0', '--timeout', `${longest + START_LIMIT_MS / 1000 + 60}s`, file],
+    // Its container logs under the harness's own directory (removed below): a scenario whose
+    // container crashes would otherwise keep a probelet-run-* directory, as run does for users.
+    [PROBELET_BIN, 'run', '--runtime', 'cri', '--cri-endpoint', criEndpoint, '-o', 'json', '--listen', '127.0.0.1:0', '--timeout', `${longest + START_LIMIT_MS / 1000 + 60}s`, '--log-dir', join(dir, 'logs'), file],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const snapshots = new Map<string, PodSnapshot[]>();
