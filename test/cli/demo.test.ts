@@ -57,9 +57,17 @@ it('the demo pod becomes Ready within 30 s and stops cleanly on SIGTERM', async 
 
   // The demo's processes: children of probelet (containers run in process groups of their own),
   // besides probelet's exec spawner (spawn/spawner.ts) and its supervisor (spawn/supervisor.ts).
+  // Not the worker's exec probe (`cat …`, every 2 s), nor a child caught between its vfork and its
+  // exec (it still shows probelet's own command line while it joins its cgroup).
   const pid = run.child.pid ?? -1;
+  const own = liveProcesses().find((p) => p.pid === pid)?.cmdline;
   const containers = liveProcesses().filter(
-    (p) => p.ppid === pid && !p.cmdline.includes('spawner-main') && !p.cmdline.includes('probelet-supervisor'),
+    (p) =>
+      p.ppid === pid &&
+      !p.cmdline.includes('spawner-main') &&
+      !p.cmdline.includes('probelet-supervisor') &&
+      p.cmdline !== own &&
+      !p.cmdline.startsWith('cat '),
   );
   expect(containers.map((p) => p.cmdline).sort()).toEqual([
     'node examples/demo/app.mjs',

@@ -180,6 +180,22 @@ describe('leftovers of earlier runs', () => {
     ]);
   });
 
+  it('a sandbox stop whose network teardown raced another stop (a second Ctrl-C) is tried again, and the sandbox removed', async () => {
+    const svc = fakeService();
+    const runtime = runtimeOn(svc);
+    const sandbox = await runtime.runPodSandbox({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', uid: '00000000-0000-4000-8000-000000000019' }, spec: { containers: [] } });
+    let stops = 0;
+    const stop = svc.client.StopPodSandbox;
+    svc.client.StopPodSandbox = (req, ms) =>
+      stops++ === 0
+        ? Promise.reject(Object.assign(new Error('2 UNKNOWN: teardown'), { code: 2, details: `failed to destroy network for sandbox "${sandbox.id}": plugin type="bridge" failed (delete): failed to delete "eth0": no such device` }))
+        : stop(req, ms);
+    const warnings = await warningsOf(() => runtime.close());
+    expect(warnings).toEqual([]);
+    expect(svc.removed).toEqual([sandbox.id]);
+    expect(stops).toBe(2);
+  });
+
   it('fails the start when the runtime cannot even list them', async () => {
     const svc = withLeftovers();
     // Unavailable for the first listing only: close() afterwards lists (and finds nothing of its run).

@@ -46,6 +46,15 @@ const EXEC_DEADLINE_SLACK_MS = 10_000;
 /** How often, and how far apart, a removal refused because of a stop still settling is tried again. */
 const REMOVE_ATTEMPTS = 50;
 const REMOVE_RETRY_MS = 100;
+/**
+ * Errors of a stop or removal that raced another stop of the same object, which the next try
+ * gets past: containerd refusing to remove what its own state does not yet show as exited, and
+ * a sandbox's CNI teardown failing because a concurrent stop (a second Ctrl-C's kill beside the
+ * graceful deletion) already deleted its interface (`failed to destroy network for sandbox …:
+ * plugin type="bridge" failed (delete): failed to delete "eth0": no such device`) — the kubelet
+ * retries such a stop at its next sync too.
+ */
+const RACING_STOP = /still running|stop first|not stopped|failed to destroy network/i;
 /** Deadline of each stop/remove call when cleaning up: a wedged runtime must not hold Ctrl-C for long. */
 const CLEANUP_TIMEOUT_MS = 10_000;
 /** The pod IP of a host-network pod: the node's, which probelet reports as 127.0.0.1. */
@@ -419,19 +428,20 @@ export class CriRuntime implements ContainerRuntime {
   }
 
   /**
-   * Stop, then remove; retried while the runtime still sees it running. containerd answers
+   * Stop, then remove; retried while the runtime still sees it running, or while a sandbox's
+   * network teardown raced another stop of it (below). containerd answers
    * a stop that races another one (the kubelet's graceful stop, when Ctrl-C is pressed twice)
    * before its own state says "exited", and then refuses the removal ("container is still
    * running, to stop first") for a few milliseconds.
    */
   private async stopAndRemove(stop: () => Promise<unknown>, remove: () => Promise<unknown>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      await ignoreNotFound(stop());
       try {
+        await ignoreNotFound(stop());
         await ignoreNotFound(remove());
         return;
       } catch (err) {
-        if (attempt >= REMOVE_ATTEMPTS || !/still running|stop first|not stopped/i.test(grpcMessage(err))) throw err;
+        if (attempt >= REMOVE_ATTEMPTS || !RACING_STOP.test(grpcMessage(err))) throw err;
       }
       await new Promise<void>((resolve) => this.clock.setTimeout(resolve, REMOVE_RETRY_MS));
     }
