@@ -5,7 +5,6 @@
  * through the API, and ends a deleted pod as the kubelet does: terminate with the grace
  * period, write the final status, then delete the object with `gracePeriodSeconds=0`.
  */
-import type { Taint } from 'kubernetes-types/core/v1.js';
 import type { Pod } from '../api/types.js';
 import { admitPods } from '../api/admit.js';
 import { createEventRecorder } from '../kubelet/events.js';
@@ -21,19 +20,10 @@ import { startPodSource, type PodSource } from './pod-source.js';
 import { createStatusSink, type StatusSink } from './status-sink.js';
 import { VOLUMES_NOT_MOUNTED_REASON, volumesNotMountedMessage, withoutVolumes } from './volumes.js';
 
-export interface NodeAgentOptions {
+/** The Node it registers (name, versions, port, address, taints, labels: {@link NodeIdentity}), and how it runs. */
+export interface NodeAgentOptions extends Omit<NodeIdentity, 'capacity'> {
   clients: KubeClients;
-  name: string;
   runtime: ContainerRuntime;
-  /** `nodeInfo.containerRuntimeVersion`. */
-  runtimeVersion: string;
-  probeletVersion: string;
-  /** The read-only API's port, named in `daemonEndpoints` (0: none). */
-  port: number;
-  /** The node's `InternalIP`, also its pods' IP (they share the host's network). */
-  address: string;
-  taints?: Taint[];
-  labels?: Record<string, string>;
   clock?: Clock;
   random?: () => number;
   log: (line: string) => void;
