@@ -117,3 +117,19 @@ export function testPod(s: Scratch, name: string, command: string[], containerEx
     },
   };
 }
+
+/** One line of `probelet run -o json`, as far as the tests read it. */
+export interface RunLine {
+  type: string;
+  runDir?: string;
+  event?: { type?: string; reason?: string; message?: string };
+  pod?: { status?: { containerStatuses?: { restartCount: number; state?: { running?: unknown } }[] } };
+}
+
+/** The JSON lines of `probelet run -o json` output (other lines, e.g. a partial last one, passed over). */
+export function runLines(stdout: string): RunLine[] {
+  return stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as RunLine);
+}

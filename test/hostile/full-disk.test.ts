@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { exitCode, nothingLeft, scratch, startRun, testPod, type Scratch } from '../cli/run-child.js';
+import { exitCode, nothingLeft, scratch, startRun, testPod, type Scratch, runLines } from '../cli/run-child.js';
 
 const root = process.getuid?.() === 0;
 
@@ -23,16 +23,7 @@ afterEach(() => {
   s.cleanup();
 });
 
-interface RunLine {
-  type: string;
-  event?: { type?: string; reason?: string; message?: string };
-  pod?: { status?: { containerStatuses?: { restartCount: number; state?: { running?: unknown } }[] } };
-}
-const lines = (stdout: string): RunLine[] =>
-  stdout
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as RunLine);
+const lines = runLines;
 
 describe.skipIf(!root)(`a full disk under --log-dir${root ? '' : ' (skipped: mounting a tmpfs needs root)'}`, () => {
   it('is said at once (Warning event, stderr), the container runs on, the run exits 1', async () => {

@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cgroupHome, nativeAddonLoaded } from '../../src/spawn/index.js';
-import { exitCode, nothingLeft, scratch, startRun, testPod, type Scratch } from '../cli/run-child.js';
+import { exitCode, nothingLeft, scratch, startRun, testPod, type Scratch, runLines } from '../cli/run-child.js';
 import { aliveWithMarker, eventually, liveProcesses } from '../helpers/processes.js';
 
 const home = cgroupHome();
@@ -25,16 +25,7 @@ afterEach(() => {
   s.cleanup();
 });
 
-interface RunLine {
-  type: string;
-  runDir?: string;
-  event?: { reason?: string };
-}
-const lines = (stdout: string): RunLine[] =>
-  stdout
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as RunLine);
+const lines = runLines;
 
 /** A run of one pod whose container also leaves a detached daemon; resolves once it started. */
 async function started(): Promise<{ run: ReturnType<typeof startRun>; runDir: string }> {

@@ -12,7 +12,7 @@ import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { aliveWithMarker } from '../helpers/processes.js';
 import { BIN, REPO_ROOT } from '../cli/helpers.js';
-import { exitCode, nothingLeft, scratch, startRun, testPod, type Scratch } from '../cli/run-child.js';
+import { exitCode, nothingLeft, scratch, startRun, testPod, type Scratch, runLines } from '../cli/run-child.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
 
@@ -24,17 +24,7 @@ afterEach(() => {
   s.cleanup();
 });
 
-interface RunLine {
-  type: string;
-  runDir?: string;
-  event?: { reason?: string };
-}
-
-const lines = (stdout: string): RunLine[] =>
-  stdout
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as RunLine);
+const lines = runLines;
 
 describe.each(SIGNALS)('probelet run on %s', (signal) => {
   it('stops every container, removes the run directory and exits 0', async () => {
