@@ -9,7 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { clusterKubeconfig, formatOutcome, ROOT, runOracle } from './oracle.js';
 import { SCENARIOS } from './scenarios.js';
 
-const CRI_INSTANCE = 'oracle';
+/** probelet's containerd instance; `PROBELET_ORACLE_INSTANCE` for a second run beside this one. */
+const CRI_INSTANCE = process.env.PROBELET_ORACLE_INSTANCE ?? 'oracle';
 
 async function main(argv: string[]): Promise<number> {
   const record = argv.includes('--record');

@@ -19,7 +19,11 @@ import type { Container, Pod, Probe } from '../../src/api/types.js';
 import type { Responder, ServerKind } from './probe-server.js';
 
 export const ORACLE_IMAGE = 'probelet.local/busybox:test';
-export const ORACLE_NAMESPACE = 'oracle';
+/**
+ * The namespace of the oracle's pods on the real kubelet's node. `PROBELET_ORACLE_NAMESPACE` gives
+ * a run a namespace of its own, so that two oracle runs on one cluster never share a pod name.
+ */
+export const ORACLE_NAMESPACE = process.env.PROBELET_ORACLE_NAMESPACE ?? 'oracle';
 /** PLEG's relist period (pkg/kubelet/kubelet.go genericPlegRelistPeriod). */
 const RELIST = 1;
 /** The pod worker's requeue after a back-off error, at most: 10 s × (1 + 0.5). */
