@@ -6,7 +6,7 @@
  *   non-zero exit is an error (the CRI client's `command '…' exited with N: …`).
  * - `httpGet`: one GET with `User-Agent: kube-lifecycle/<major>.<minor>`, to `host` or the
  *   pod's IP, no timeout and no certificate check (`insecureContainerLifecycleHTTPClient`),
- *   same-host redirects only. Only a request that gets **no response** fails: any status
+ *   same-host redirects only, with Go's default transport's headers (keep-alive, gzip). Only a request that gets **no response** fails: any status
  *   code, 500 included, is success — the hook runner never looks at it.
  * - `sleep`: waits `seconds` on the kubelet's clock.
  * - `tcpSocket` (kept in the API for old objects, never run): an error.
@@ -95,7 +95,7 @@ async function runHttp(target: HookTarget, handler: LifecycleHandler): Promise<s
   if (!action) return undefined;
   let request;
   try {
-    request = newHttpProbeRequest(action, target.container, target.podIP, LIFECYCLE_USER_AGENT);
+    request = { ...newHttpProbeRequest(action, target.container, target.podIP, LIFECYCLE_USER_AGENT), keepAlive: true };
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
   }

@@ -17,6 +17,13 @@ import { resolveContainerPort } from './port.js';
 export interface HttpProbeRequest {
   url: string;
   headers: Array<[string, string]>;
+  /**
+   * Sent as Go's default transport sends it — the lifecycle hooks' client, which keeps
+   * connections alive and asks for gzip: no `Connection: close`, `Accept-Encoding: gzip`
+   * after the other headers. (probelet still closes the connection after the answer.)
+   * Probes never set it: their transport disables both.
+   */
+  keepAlive?: boolean;
 }
 
 /**

@@ -103,11 +103,13 @@ const parsedRequests = new WeakMap<HttpProbeRequest, ParsedRequest>();
  */
 function parsedRequest(request: HttpProbeRequest): ParsedRequest {
   const cached = parsedRequests.get(request);
-  if (cached !== undefined && cached.url === request.url && sameHeaders(cached.headers, request.headers)) return cached;
+  if (cached !== undefined && cached.url === request.url && cached.first.keepAlive === (request.keepAlive === true) && sameHeaders(cached.headers, request.headers)) {
+    return cached;
+  }
   // Frozen: the same objects serve every later probe of this request, so nothing may change them.
   const url = Object.freeze(parseGoURL(request.url));
   const headers = request.headers.map(([name, value]): [string, string] => [name, value]);
-  const first: Hop = { url, headers, host: firstValue(headers, 'Host') ?? '' };
+  const first: Hop = { url, headers, host: firstValue(headers, 'Host') ?? '', keepAlive: request.keepAlive === true };
   const firstSent = withBasicAuth(first);
   const parsed: ParsedRequest = Object.freeze({
     url: request.url,
@@ -196,7 +198,7 @@ function nextHop(previous: Hop, first: Hop, target: GoURL, location: string): Ho
   const referer = refererFor(previous.url, target, firstValue(headers, 'Referer') ?? '');
   const withReferer: Array<[string, string]> =
     referer === '' ? headers : [...headers.filter(([name]) => name !== 'Referer'), ['Referer', referer]];
-  return { url: target, host: keepHost ? previous.host : '', headers: withReferer };
+  return { url: target, host: keepHost ? previous.host : '', headers: withReferer, keepAlive: previous.keepAlive };
 }
 
 function isDomainOrSubdomain(sub: string, parent: string): boolean {

@@ -24,7 +24,7 @@ function target(signal = new AbortController().signal): HookTarget {
 
 async function serve(status: number, seen: string[]): Promise<number> {
   const server = createServer((req, res) => {
-    seen.push(`${req.method} ${req.url} ${req.headers['user-agent']}`);
+    seen.push(`${req.method} ${req.url} ${req.headers['user-agent']} ${req.headers['accept-encoding']} ${req.headers.connection ?? '-'}`);
     res.statusCode = status;
     res.end('body');
   });
@@ -36,13 +36,13 @@ async function serve(status: number, seen: string[]): Promise<number> {
 const execNever = (): Promise<never> => Promise.reject(new Error('no exec here'));
 
 describe('lifecycle handler runner', () => {
-  it('httpGet: GET with User-Agent kube-lifecycle/1.35 to the pod IP; a 500 is still a hook that ran', async () => {
+  it('httpGet: GET with User-Agent kube-lifecycle/1.35 to the pod IP, as Go\'s default transport sends it (gzip, keep-alive); a 500 is still a hook that ran', async () => {
     const seen: string[] = [];
     const port = await serve(500, seen);
     const runner = createHandlerRunner({ execSync: execNever, clock: realClock });
     const error = await runner.run(target(), { httpGet: { path: '/drain', port } });
     expect(error).toBeUndefined();
-    expect(seen).toEqual(['GET /drain kube-lifecycle/1.35']);
+    expect(seen).toEqual(['GET /drain kube-lifecycle/1.35 gzip -']);
   });
 
   it('httpGet without an answer fails with Go\'s client error in upstream\'s sentence', async () => {
