@@ -16,7 +16,9 @@ const allowed: Record<string, readonly string[]> = {
   probe: ['probe', 'api', 'spawn', 'util'],
   prober: ['prober', 'probe', 'api', 'util'],
   runtime: ['runtime', 'api', 'spawn', 'util'],
-  kubelet: ['kubelet', 'prober', 'runtime', 'api', 'util'],
+  // kubelet/lifecycle: an httpGet hook is the probe's request and transport (upstream's
+  // pkg/kubelet/lifecycle uses pkg/probe/http the same way).
+  kubelet: ['kubelet', 'prober', 'probe', 'runtime', 'api', 'util'],
   server: ['server', 'api', 'util'],
   // Static analysis: the API layer and the prober's pure statements of the semantics, never anything that runs.
   // prober/kill-policy: the kill grace and back-off formulas the kubelet applies and the budgets predict;

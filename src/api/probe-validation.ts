@@ -1,11 +1,12 @@
 /**
- * The apiserver's probe validation (`validateProbe`, `validateHandler` and the per-kind
- * wrappers in `pkg/apis/core/validation`), reporting every broken rule with upstream's
- * field paths and wording.
+ * The apiserver's probe and lifecycle-hook validation (`validateProbe`, `validateLifecycle`,
+ * `validateHandler` and the per-kind wrappers in `pkg/apis/core/validation`), reporting every
+ * broken rule with upstream's field paths and wording. Probes and hooks share one handler
+ * rule (upstream's `commonHandler`): exactly one of exec, httpGet, tcpSocket, grpc, sleep.
  */
 import { FieldError, forbidden, invalid, notSupported, required } from './field-error.js';
 import { isHTTPHeaderName, isValidPortName, isValidPortNum } from './formats.js';
-import type { HTTPGetAction, IntOrString, Probe } from './types.js';
+import type { ExecAction, GRPCAction, HTTPGetAction, IntOrString, Lifecycle, Probe, TCPSocketAction } from './types.js';
 
 /** Same union as the prober's `ProbeType`; declared here so `api/` does not depend on a lower layer. */
 type ProbeKind = 'liveness' | 'readiness' | 'startup';
@@ -58,14 +59,39 @@ function validateCommonProbe(probe: Probe, fieldPath: string): FieldError[] {
   return errs;
 }
 
-/** Exactly one handler; the first set one (exec, httpGet, tcpSocket, grpc) is validated, later ones are Forbidden. */
-function validateHandler(probe: Probe, fieldPath: string): FieldError[] {
+/** Upstream's `commonHandler`: what a probe and a lifecycle hook may set. */
+interface CommonHandler {
+  exec?: ExecAction | null;
+  httpGet?: HTTPGetAction | null;
+  tcpSocket?: TCPSocketAction | null;
+  grpc?: GRPCAction | null;
+  sleep?: { seconds: number } | null;
+}
+
+/**
+ * `validateLifecycle`: `postStart` and `preStop` each need exactly one handler; a `sleep`
+ * hook lasts from 0 (PodLifecycleSleepActionAllowZero, GA in 1.34) up to the pod's
+ * `terminationGracePeriodSeconds` (`gracePeriod`, unchecked when unset: that error is
+ * reported on its own field).
+ */
+export function validateLifecycle(lifecycle: Lifecycle, gracePeriod: number | undefined, fieldPath: string): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const name of ['postStart', 'preStop'] as const) {
+    const handler = lifecycle[name];
+    if (isSet(handler)) errs.push(...validateHandler(handler, `${fieldPath}.${name}`, gracePeriod));
+  }
+  return errs;
+}
+
+/** Exactly one handler; the first set one (exec, httpGet, tcpSocket, grpc, sleep) is validated, later ones are Forbidden. */
+function validateHandler(handler: CommonHandler, fieldPath: string, gracePeriod?: number): FieldError[] {
   const errs: FieldError[] = [];
   const handlers: [string, unknown, () => FieldError[]][] = [
-    ['exec', probe.exec, () => (probe.exec?.command?.length ? [] : [required(`${fieldPath}.exec.command`)])],
-    ['httpGet', probe.httpGet, () => validateHTTPGet(probe.httpGet ?? { port: 0 }, `${fieldPath}.httpGet`)],
-    ['tcpSocket', probe.tcpSocket, () => validatePortNumOrName(probe.tcpSocket?.port, `${fieldPath}.tcpSocket.port`)],
-    ['grpc', probe.grpc, () => validatePortNumOrName(probe.grpc?.port ?? 0, `${fieldPath}.grpc.port`)],
+    ['exec', handler.exec, () => (handler.exec?.command?.length ? [] : [required(`${fieldPath}.exec.command`)])],
+    ['httpGet', handler.httpGet, () => validateHTTPGet(handler.httpGet ?? { port: 0 }, `${fieldPath}.httpGet`)],
+    ['tcpSocket', handler.tcpSocket, () => validatePortNumOrName(handler.tcpSocket?.port, `${fieldPath}.tcpSocket.port`)],
+    ['grpc', handler.grpc, () => validatePortNumOrName(handler.grpc?.port ?? 0, `${fieldPath}.grpc.port`)],
+    ['sleep', handler.sleep, () => validateSleep(handler.sleep?.seconds ?? 0, gracePeriod, `${fieldPath}.sleep`)],
   ];
   let count = 0;
   for (const [name, handler, validate] of handlers) {
@@ -79,6 +105,12 @@ function validateHandler(probe: Probe, fieldPath: string): FieldError[] {
   }
   if (count === 0) errs.push(required(fieldPath, 'must specify a handler type'));
   return errs;
+}
+
+/** `validateSleepAction` with zero allowed (the gate is GA and locked on in 1.35). */
+function validateSleep(seconds: number, gracePeriod: number | undefined, fieldPath: string): FieldError[] {
+  if (gracePeriod === undefined || (seconds >= 0 && seconds <= gracePeriod)) return [];
+  return [invalid(fieldPath, seconds, `must be non-negative and less than terminationGracePeriodSeconds (${gracePeriod})`)];
 }
 
 function validateHTTPGet(action: HTTPGetAction, fieldPath: string): FieldError[] {

@@ -20,6 +20,7 @@ export type {
   HTTPGetAction,
   HTTPHeader,
   Lifecycle,
+  LifecycleHandler,
   ObjectReference,
   Pod,
   PodCondition,

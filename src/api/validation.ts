@@ -11,7 +11,7 @@ import {
 } from './container-validation.js';
 import { duplicate, FieldError, forbidden, invalid, notFound, notSupported, required } from './field-error.js';
 import { isDNS1123Label, isDNS1123Subdomain } from './formats.js';
-import { validateProbe } from './probe-validation.js';
+import { validateLifecycle, validateProbe } from './probe-validation.js';
 import type { Container, ContainerRestartRule, ObjectMeta, Pod, PodSpec, Probe } from './types.js';
 
 export { validateProbe } from './probe-validation.js';
@@ -51,8 +51,9 @@ export function validatePod(pod: Pod, options: PodValidationOptions = {}): Field
   if (spec.terminationGracePeriodSeconds === undefined || spec.terminationGracePeriodSeconds === null) {
     errs.push(required('spec.terminationGracePeriodSeconds'));
   }
-  errs.push(...validateContainers(containers, rules));
-  errs.push(...validateInitContainers(initContainers, containers, rules));
+  const grace = spec.terminationGracePeriodSeconds ?? undefined;
+  errs.push(...validateContainers(containers, rules, grace));
+  errs.push(...validateInitContainers(initContainers, containers, rules, grace));
   errs.push(...validateEphemeralContainers(ephemeralContainers, containers, initContainers));
   const restartPolicy = spec.restartPolicy ?? '';
   if (restartPolicy.length === 0) errs.push(required('spec.restartPolicy'));
@@ -88,7 +89,7 @@ function maskTrailingDash(name: string): string {
   return name.length > 1 && name.endsWith('-') ? `${name.slice(0, -2)}a` : name;
 }
 
-function validateContainers(containers: AnyContainer[], rules: boolean): FieldError[] {
+function validateContainers(containers: AnyContainer[], rules: boolean, grace: number | undefined): FieldError[] {
   const path = 'spec.containers';
   if (containers.length === 0) return [required(path)];
   const errs: FieldError[] = [];
@@ -100,6 +101,7 @@ function validateContainers(containers: AnyContainer[], rules: boolean): FieldEr
     if (names.has(ctr.name)) errs.push(duplicate(`${idx}.name`, ctr.name));
     else names.add(ctr.name);
     errs.push(...validateProbes(ctr, idx));
+    if (isSet(ctr.lifecycle)) errs.push(...validateLifecycle(ctr.lifecycle, grace, `${idx}.lifecycle`));
     if (rules) errs.push(...validateContainerRestartPolicy(asContainerLike(ctr), idx));
     else if (isSet(ctr.restartPolicy)) errs.push(forbidden(`${idx}.restartPolicy`, 'may not be set for non-init containers'));
   });
@@ -107,7 +109,7 @@ function validateContainers(containers: AnyContainer[], rules: boolean): FieldEr
   return errs;
 }
 
-function validateInitContainers(inits: AnyContainer[], regular: AnyContainer[], rules: boolean): FieldError[] {
+function validateInitContainers(inits: AnyContainer[], regular: AnyContainer[], rules: boolean, grace: number | undefined): FieldError[] {
   const path = 'spec.initContainers';
   const errs: FieldError[] = [];
   const names = new Set(regular.map((c) => c.name));
@@ -122,6 +124,7 @@ function validateInitContainers(inits: AnyContainer[], regular: AnyContainer[], 
     errs.push(...checkHostPortConflicts([asContainerLike(ctr)], path));
     if (restartAlways) {
       errs.push(...validateProbes(ctr, idx));
+      if (isSet(ctr.lifecycle)) errs.push(...validateLifecycle(ctr.lifecycle, grace, `${idx}.lifecycle`));
     } else {
       if (isSet(ctr.lifecycle)) errs.push(forbidden(`${idx}.lifecycle`, NOT_FOR_INIT));
       for (const [field] of PROBE_FIELDS) {

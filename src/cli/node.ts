@@ -28,6 +28,7 @@ import { startServer, type RunningServer } from '../server/server.js';
 import { DEFAULT_BEHAVIOUR_ANNOTATION, parseBehaviourAnnotation } from '../simulate/annotation.js';
 import type { Behaviours } from '../simulate/behaviour.js';
 import { simulatedHandlers } from '../simulate/handlers.js';
+import { simulatedHandlerRunner } from '../simulate/hooks.js';
 import { NODE_ID_SPAN } from '../simulate/nodes.js';
 import { SimRuntime } from '../simulate/runtime.js';
 import { realClock } from '../util/clock.js';
@@ -258,6 +259,7 @@ function simulatedNode(common: CommonOptions, index: number, annotation: string,
         handlers: simulatedHandlers(runtime, realClock),
         httpHandlerReadsOnly: true,
       }),
+    lifecycleHandlers: simulatedHandlerRunner(realClock),
     podWarnings: (pod) => {
       const error = behavioursOf(pod).error;
       return error === undefined ? [] : [{ reason: 'FailedBehaviour', message: error }];

@@ -9,11 +9,11 @@ import { Registry } from 'prom-client';
 import type { AdmitResult } from '../api/admit.js';
 import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS } from '../api/defaults.js';
 import { serializeTimes, toKubeTime } from '../api/time.js';
-import type { Event, Pod, PodStatus } from '../api/types.js';
+import type { Event, LifecycleHandler, Pod, PodStatus } from '../api/types.js';
 import { ProbeManager, type ProbeManagerOptions } from '../prober/manager.js';
 import type { FlightRecorderOptions, HistoryFilter, ProbeHistory, RecorderEntry } from '../prober/recorder.js';
 import { containerShouldRestart } from '../prober/restart-rules.js';
-import { killGracePeriodSeconds, MINIMUM_KILL_GRACE_SECONDS } from '../prober/kill-policy.js';
+import { MINIMUM_KILL_GRACE_SECONDS, terminationGracePeriodSeconds } from '../prober/kill-policy.js';
 import { ResultsManager } from '../prober/results.js';
 import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
 import type { ProbeType, ResultUpdate } from '../prober/types.js';
@@ -31,6 +31,7 @@ import {
 import { generatePodConditions, isRestartableInitContainer } from './conditions.js';
 import { createEventRecorder, type EventFilter, type InMemoryEventRecorder } from './events.js';
 import { ImageManager } from './images.js';
+import { createHandlerRunner, type HandlerRunner } from './lifecycle.js';
 import { generatePodStatus, type ContainerRecord } from './pod-status.js';
 import { StatusManager } from './status-manager.js';
 
@@ -90,6 +91,12 @@ export interface KubeletOptions {
    * deterministically (the simulator, FakeClock tests).
    */
   syncBatching?: 'turn' | 'microtask';
+  /**
+   * Runs `postStart` and `preStop` hooks (default: exec through the runtime, HTTP on the
+   * network, sleep on the clock — lifecycle.ts). The simulator answers exec and HTTP hooks
+   * at once.
+   */
+  lifecycleHandlers?: HandlerRunner;
 }
 
 type Lifecycle = 'sync' | 'terminating' | 'terminated';
@@ -118,6 +125,12 @@ interface PodRecord {
   requeue: unknown;
   /** When the last sync ended (for the relist gate); undefined before the first. */
   lastSyncEndMs: number | undefined;
+  /**
+   * Cancels the hooks of the pod's syncs (a postStart, a probe kill's preStop) when its
+   * deletion begins, as the pod worker cancels a sync's context; then the termination's
+   * preStops get a controller of their own, aborted once the pod has stopped.
+   */
+  hooks: AbortController;
 }
 
 /** One change {@link Kubelet.watch} reports. */
@@ -138,6 +151,7 @@ export class Kubelet {
   private readonly admit: (pods: readonly Pod[]) => AdmitResult;
   private readonly backOff: CrashLoopBackOff;
   private readonly images: ImageManager;
+  private readonly hookRunner: HandlerRunner;
   /** `<pod uid>/<container>` → when its image may be tried again (after ErrImagePull and the like). */
   private readonly imageRetryAt = new Map<string, number>();
   private readonly pods = new Map<string, PodRecord>();
@@ -163,6 +177,8 @@ export class Kubelet {
       ...(options.maxContainerRestartPeriodMs !== undefined ? { maxContainerRestartPeriodMs: options.maxContainerRestartPeriodMs } : {}),
     });
     this.images = new ImageManager(this.runtime, this.clock);
+    this.hookRunner =
+      options.lifecycleHandlers ?? createHandlerRunner({ execSync: (id, cmd, timeoutMs) => this.runtime.execSync(id, cmd, timeoutMs), clock: this.clock });
     this.probeManager = new ProbeManager({
       statusProvider: this.statusManager,
       livenessResults: this.livenessResults,
@@ -281,10 +297,15 @@ export class Kubelet {
     rec.pod = this.statusManager.getPod(uid) ?? rec.pod;
     this.clearTimer(rec);
     this.notify(rec);
+    // A sync waiting on a hook (a postStart that never returns) must not hold the deletion up.
+    rec.hooks.abort();
+    rec.hooks = new AbortController();
     await rec.syncing;
     await this.syncStatus(rec);
     this.probeManager.stopLivenessAndStartup(rec.pod);
     await this.stopAll(rec, grace);
+    // preStop hooks still under way after their grace (a sleep, a request without an answer) end here.
+    rec.hooks.abort();
     this.probeManager.removePod(rec.pod);
     if (rec.sandbox) await this.runtime.removePodSandbox(rec.sandbox.id);
     rec.lifecycle = 'terminated';
@@ -325,8 +346,7 @@ export class Kubelet {
       [...rec.containers.values()].filter((c) => c.kind === kind && c.current?.state === 'running');
     const stop = async (c: ContainerRecord): Promise<void> => {
       this.event(rec, c, 'Normal', 'Killing', `Stopping container ${c.spec.name}`);
-      const left = Math.ceil((deadline - this.clock.now()) / 1000);
-      await this.stopContainer(rec, c, Math.max(left, MINIMUM_KILL_GRACE_SECONDS));
+      await this.stopContainer(rec, c, Math.ceil((deadline - this.clock.now()) / 1000));
     };
     await Promise.all(running('regular').map(stop));
     for (const c of running('sidecar').reverse()) await stop(c);
@@ -379,6 +399,7 @@ export class Kubelet {
       timerDue: Infinity,
       requeue: undefined,
       lastSyncEndMs: undefined,
+      hooks: new AbortController(),
     };
     this.pods.set(uid, rec);
     this.requestSync(rec);
@@ -626,18 +647,67 @@ export class Kubelet {
     this.event(rec, c, 'Normal', 'Killing', message);
     this.noteProbeAction(rec, c, kind, 'Killing', message);
     rec.changed = true;
-    await this.stopContainer(rec, c, killGracePeriodSeconds(rec.pod, c.spec, kind));
+    await this.stopContainer(rec, c, terminationGracePeriodSeconds(rec.pod, c.spec, kind));
   }
 
+  /**
+   * `killContainer` after its `Killing` event: the container's `preStop` hook first, when it
+   * has one and `graceSeconds` > 0, which uses up whole seconds of the grace
+   * (`executePreStopHook`); then the stop with what is left, at least 2 s
+   * (`minimumGracePeriodInSeconds`).
+   */
   private async stopContainer(rec: PodRecord, c: ContainerRecord, graceSeconds: number): Promise<void> {
     const cur = c.current;
     if (!cur || cur.state !== 'running') return;
+    let grace = graceSeconds;
+    const preStop = c.spec.lifecycle?.preStop;
+    if (preStop && grace > 0) grace -= await this.executePreStopHook(rec, c, cur.id, preStop, grace);
+    grace = Math.max(grace, MINIMUM_KILL_GRACE_SECONDS);
     try {
-      await this.runtime.stopContainer(cur.id, graceSeconds * 1000);
+      await this.runtime.stopContainer(cur.id, grace * 1000);
     } catch {
       // The runtime refused or went away (closed under a forced stop): its own status is what is known.
     }
     c.current = this.runtime.containerStatus(cur.id) ?? cur;
+  }
+
+  /**
+   * `executePreStopHook`: runs the hook and waits for it at most `graceSeconds`; returns the
+   * whole seconds it took. A failure records `FailedPreStopHook` ("PreStopHook failed": the
+   * kubelet keeps the hook's own message out of events, where secrets could leak), also one
+   * that comes after the wait was given up. A sleep or a request still under way then is
+   * ended (upstream leaves its goroutine to finish; nothing shows either way); an exec is
+   * left to end with its container, as on a node.
+   */
+  private async executePreStopHook(
+    rec: PodRecord,
+    c: ContainerRecord,
+    containerID: string,
+    handler: LifecycleHandler,
+    graceSeconds: number,
+  ): Promise<number> {
+    const started = this.clock.now();
+    const own = new AbortController();
+    const parent = rec.hooks.signal;
+    const onParentAbort = (): void => own.abort();
+    parent.addEventListener('abort', onParentAbort, { once: true });
+    let done = false;
+    const run = this.hookRunner
+      .run({ pod: rec.pod, container: c.spec, containerID, podIP: rec.sandbox?.podIP ?? '', signal: own.signal }, handler)
+      .catch((err: unknown) => (err instanceof Error ? err.message : String(err)))
+      .then((error) => {
+        done = true;
+        parent.removeEventListener('abort', onParentAbort);
+        if (error !== undefined && !own.signal.aborted) this.event(rec, c, 'Warning', 'FailedPreStopHook', 'PreStopHook failed');
+      });
+    let timer: unknown;
+    const gaveUp = new Promise<void>((resolve) => {
+      timer = this.clock.setTimeout(resolve, graceSeconds * 1000);
+    });
+    await Promise.race([run, gaveUp]);
+    this.clock.clearTimeout(timer);
+    if (!done && !handler.exec) own.abort();
+    return Math.floor((this.clock.now() - started) / 1000);
   }
 
   /**
@@ -727,6 +797,33 @@ export class Kubelet {
     this.event(rec, c, 'Normal', 'Created', 'Container created');
     this.event(rec, c, 'Normal', 'Started', 'Container started');
     if (c.restartCount > 0) this.noteProbeAction(rec, c, undefined, 'Started', `Restarted container ${c.spec.name} (restart ${c.restartCount})`);
+    const postStart = c.spec.lifecycle?.postStart;
+    if (postStart) await this.executePostStartHook(rec, c, started.id, postStart);
+  }
+
+  /**
+   * `startContainer`'s step 4: the sync waits for the hook (no timeout upstream; the pod's
+   * deletion cancels it). A failure records `FailedPostStartHook` ("PostStartHook failed"),
+   * kills the container with `Killing` "FailedPostStartHook" and the pod's grace (its
+   * preStop included), and the container waits with reason `PostStartHookError` and the
+   * hook's message (the `reasonCache` entry) until the next sync restarts it.
+   */
+  private async executePostStartHook(
+    rec: PodRecord,
+    c: ContainerRecord,
+    containerID: string,
+    handler: LifecycleHandler,
+  ): Promise<void> {
+    const signal = rec.hooks.signal;
+    const error = await this.hookRunner
+      .run({ pod: rec.pod, container: c.spec, containerID, podIP: rec.sandbox?.podIP ?? '', signal }, handler)
+      .catch((err: unknown) => (err instanceof Error ? err.message : String(err)));
+    if (error === undefined || signal.aborted) return;
+    this.event(rec, c, 'Warning', 'FailedPostStartHook', 'PostStartHook failed');
+    this.event(rec, c, 'Normal', 'Killing', 'FailedPostStartHook');
+    rec.changed = true;
+    await this.stopContainer(rec, c, terminationGracePeriodSeconds(rec.pod, c.spec, undefined));
+    c.waiting = { reason: 'PostStartHookError', message: error };
   }
 
   // --- the sync loop's reactions (§10.1) ----------------------------------------------

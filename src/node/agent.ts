@@ -35,6 +35,8 @@ export interface NodeAgentOptions extends Omit<NodeIdentity, 'capacity'> {
   admit?: KubeletOptions['admit'];
   /** The Kubelet's prober, built over the node's event recorder (the simulated runtime's handlers); default the real one. */
   prober?: (recorder: EventRecorder) => NonNullable<KubeletOptions['prober']>;
+  /** The Kubelet's lifecycle hook runner (the simulated runtime's); default the real one. */
+  lifecycleHandlers?: KubeletOptions['lifecycleHandlers'];
   /** Warnings about a pod, each recorded as one Warning event when the pod is admitted (a bad behaviour annotation). */
   podWarnings?: (pod: Pod) => Array<{ reason: string; message: string }>;
   /** The probe flight recorder (default on; a fleet of many nodes turns it off). */
@@ -103,6 +105,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     recorder,
     admit: options.admit ?? admitPods,
     ...(options.prober ? { prober: options.prober(recorder) } : {}),
+    ...(options.lifecycleHandlers ? { lifecycleHandlers: options.lifecycleHandlers } : {}),
     ...(options.flightRecorder === false ? { flightRecorder: false } : {}),
   });
   const statusSink: StatusSink = createStatusSink(clients, options.address, log);

@@ -17,6 +17,13 @@ import { resolveContainerPort } from './port.js';
 export interface HttpProbeRequest {
   url: string;
   headers: Array<[string, string]>;
+  /**
+   * Sent as Go's default transport sends it — the lifecycle hooks' client, which keeps
+   * connections alive and asks for gzip: no `Connection: close`, `Accept-Encoding: gzip`
+   * after the other headers. (probelet still closes the connection after the answer.)
+   * Probes never set it: their transport disables both.
+   */
+  keepAlive?: boolean;
 }
 
 /**
@@ -24,12 +31,12 @@ export interface HttpProbeRequest {
  * host defaulting to the pod IP, named ports resolved against `container`. Throws on
  * port errors and on a URL Go would refuse (e.g. a host with a space in it).
  */
-export function newHttpProbeRequest(action: HTTPGetAction, container: Container, podIP: string): HttpProbeRequest {
+export function newHttpProbeRequest(action: HTTPGetAction, container: Container, podIP: string, userAgent: string = PROBE_USER_AGENT): HttpProbeRequest {
   const scheme = (action.scheme ?? '').toLowerCase() || 'http';
   const host = action.host || podIP;
   const port = resolveContainerPort(action.port, container);
   const url = formatURL(scheme, host, port, action.path ?? '');
-  return newHttpProbeRequestForURL(url, httpHeadersFromV1(action.httpHeaders ?? []));
+  return newHttpProbeRequestForURL(url, httpHeadersFromV1(action.httpHeaders ?? []), userAgent);
 }
 
 /**
@@ -37,10 +44,14 @@ export function newHttpProbeRequest(action: HTTPGetAction, container: Container,
  * the URL normalised as Go's `http.NewRequest` would, header names canonicalised and
  * the kubelet's defaults applied. Throws Go's parse error for a URL it cannot parse.
  */
-export function newHttpProbeRequestForURL(url: string, headers: ReadonlyArray<readonly [string, string]> = []): HttpProbeRequest {
+export function newHttpProbeRequestForURL(
+  url: string,
+  headers: ReadonlyArray<readonly [string, string]> = [],
+  userAgent: string = PROBE_USER_AGENT,
+): HttpProbeRequest {
   const normalised = goURLString(parseGoURL(url));
   const list: Array<[string, string]> = headers.map(([name, value]) => [canonicalHeaderKey(name), value]);
-  if (!list.some(([name]) => name === 'User-Agent')) list.push(['User-Agent', PROBE_USER_AGENT]);
+  if (!list.some(([name]) => name === 'User-Agent')) list.push(['User-Agent', userAgent]);
   const accept = list.find(([name]) => name === 'Accept');
   if (!accept) list.push(['Accept', '*/*']);
   else if (accept[1] === '') return { url: normalised, headers: list.filter(([name]) => name !== 'Accept') };

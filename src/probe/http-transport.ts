@@ -22,6 +22,8 @@ export interface Hop {
   host: string;
   /** Canonical names, values in order (Go's `http.Header`). */
   headers: Array<[string, string]>;
+  /** Go's default transport (see HttpProbeRequest.keepAlive) instead of the probe's. */
+  keepAlive?: boolean;
 }
 
 /** The single timeout of a probe: connect, TLS, redirects, headers and body. */
@@ -199,6 +201,8 @@ export type PreparedHop =
       readonly path: string;
       /** The header block as flat name/value pairs (node:http does not modify it). */
       readonly wire: readonly string[];
+      /** No `Connection` header at all (Go's keep-alive transport); see {@link newRequest}. */
+      readonly keepAlive: boolean;
     };
 
 /** Everything `send` derives from `hop` before dialling (see {@link PreparedHop}). */
@@ -215,6 +219,7 @@ export function prepareHop(hop: Hop): PreparedHop {
     port: Number(portText),
     path: goRequestURI(hop.url),
     wire: Object.freeze(wireHeaders(hop)),
+    keepAlive: hop.keepAlive === true,
   });
 }
 
@@ -247,13 +252,7 @@ export function send(hop: Hop, deadline: Deadline, prepared: PreparedHop = prepa
       if (!result.ok) conn.close();
       resolve(result);
     };
-    const req = http.request({
-      method: 'GET',
-      path: prepared.path,
-      headers: prepared.wire,
-      createConnection: () => conn.socket,
-      maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
-    });
+    const req = newRequest(prepared, conn);
     req.on('error', (err) => finish(notSent(err, describeSendError(err, conn, hostname, port), hostname, port)));
     // Go's client (1.24 on, so the kubelet's) skips any number of informational responses as long
     // as they and the final response's header fit in MaxResponseHeaderBytes together; node:http
@@ -301,8 +300,32 @@ function requestProblem(hop: Hop): string | undefined {
 }
 
 /**
+ * The GET on `conn`. Headers go out as the flat `wire` list, which node:http sends as they
+ * are — except that, given no `Connection` header, it adds `Connection: close` of its own
+ * (no keep-alive agent here). A keep-alive hop must send none, as Go's transport does: its
+ * headers are set one by one (in the same order) and the `Connection` header removed,
+ * which node:http honours only before the header block is built.
+ */
+function newRequest(prepared: PreparedHop & { ok: true }, conn: Connection): http.ClientRequest {
+  const common = { method: 'GET', path: prepared.path, createConnection: () => conn.socket, maxHeaderSize: MAX_RESPONSE_HEADER_BYTES };
+  if (!prepared.keepAlive) return http.request({ ...common, headers: prepared.wire as string[] });
+  const req = http.request({ ...common, setHost: false });
+  const byName = new Map<string, string[]>();
+  for (let i = 0; i + 1 < prepared.wire.length; i += 2) {
+    const name = prepared.wire[i] ?? '';
+    const values = byName.get(name) ?? [];
+    values.push(prepared.wire[i + 1] ?? '');
+    byName.set(name, values);
+  }
+  for (const [name, values] of byName) req.setHeader(name, values.length === 1 ? (values[0] ?? '') : values);
+  req.removeHeader('Connection');
+  return req;
+}
+
+/**
  * The header block in Go's order: Host, User-Agent, the other headers sorted by name
- * (values in order), then `Connection: close` unless a given Connection says close.
+ * (values in order), then `Connection: close` unless a given Connection says close — or,
+ * for a keep-alive hop, `Accept-Encoding: gzip`.
  * Values are byte strings so non-ASCII text goes out as UTF-8, as Go sends it.
  */
 function wireHeaders(hop: Hop): string[] {
@@ -313,6 +336,11 @@ function wireHeaders(hop: Hop): string[] {
   const names = [...new Set(rest.map(([name]) => name))].sort();
   for (const name of names) {
     for (const [n, value] of rest) if (n === name) wire.push(name, toByteString(cleanValue(value)));
+  }
+  if (hop.keepAlive === true) {
+    // Go's transport adds it after the request's own headers, unless they ask for an encoding or a range.
+    if (!rest.some(([name]) => name === 'Accept-Encoding' || name === 'Range')) wire.push('Accept-Encoding', 'gzip');
+    return wire;
   }
   const asksClose = rest.some(([name, value]) => name === 'Connection' && /(^|,)\s*close\s*(,|$)/i.test(value));
   if (!asksClose) wire.push('Connection', 'close');

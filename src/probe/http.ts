@@ -26,6 +26,8 @@ export interface HttpProbeOptions extends NetProbeOptions {
    * does: a redirect off the probed host ends the chain with a warning.
    */
   followNonLocalRedirects?: boolean;
+  /** Ends the request as its deadline would (a lifecycle hook whose pod is being deleted). */
+  signal?: AbortSignal;
 }
 
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
@@ -63,7 +65,7 @@ export async function probeHttp(
   } catch (err) {
     return { result: 'unknown', output: '', error: err instanceof Error ? err : new Error(String(err)) };
   }
-  const deadline = startDeadline(timeoutMs);
+  const deadline = startDeadline(timeoutMs, options.signal);
   try {
     return await follow(parsed, deadline, options.followNonLocalRedirects === true, options.close ?? 'fin', seen);
   } finally {
@@ -101,11 +103,13 @@ const parsedRequests = new WeakMap<HttpProbeRequest, ParsedRequest>();
  */
 function parsedRequest(request: HttpProbeRequest): ParsedRequest {
   const cached = parsedRequests.get(request);
-  if (cached !== undefined && cached.url === request.url && sameHeaders(cached.headers, request.headers)) return cached;
+  if (cached !== undefined && cached.url === request.url && cached.first.keepAlive === (request.keepAlive === true) && sameHeaders(cached.headers, request.headers)) {
+    return cached;
+  }
   // Frozen: the same objects serve every later probe of this request, so nothing may change them.
   const url = Object.freeze(parseGoURL(request.url));
   const headers = request.headers.map(([name, value]): [string, string] => [name, value]);
-  const first: Hop = { url, headers, host: firstValue(headers, 'Host') ?? '' };
+  const first: Hop = { url, headers, host: firstValue(headers, 'Host') ?? '', keepAlive: request.keepAlive === true };
   const firstSent = withBasicAuth(first);
   const parsed: ParsedRequest = Object.freeze({
     url: request.url,
@@ -194,7 +198,7 @@ function nextHop(previous: Hop, first: Hop, target: GoURL, location: string): Ho
   const referer = refererFor(previous.url, target, firstValue(headers, 'Referer') ?? '');
   const withReferer: Array<[string, string]> =
     referer === '' ? headers : [...headers.filter(([name]) => name !== 'Referer'), ['Referer', referer]];
-  return { url: target, host: keepHost ? previous.host : '', headers: withReferer };
+  return { url: target, host: keepHost ? previous.host : '', headers: withReferer, keepAlive: previous.keepAlive };
 }
 
 function isDomainOrSubdomain(sub: string, parent: string): boolean {
@@ -275,9 +279,15 @@ class ProbeDeadline implements Deadline {
   private readonly listeners = new Set<() => void>();
   private readonly handle: unknown;
 
-  constructor(timeoutMs: number) {
+  private readonly signal: AbortSignal | undefined;
+  private readonly onAbort = (): void => this.expire();
+
+  constructor(timeoutMs: number, signal?: AbortSignal) {
     // A reply already waiting when the timer fires (the loop was busy) still counts.
     this.handle = timeoutMs > 0 ? realClock.setTimeout(() => afterPendingIO(() => this.expire()), timeoutMs) : undefined;
+    this.signal = signal;
+    if (signal?.aborted === true) this.expired = true;
+    else signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
   private expire(): void {
@@ -299,10 +309,11 @@ class ProbeDeadline implements Deadline {
   stop(): void {
     this.stopped = true;
     if (this.handle !== undefined) realClock.clearTimeout(this.handle);
+    this.signal?.removeEventListener('abort', this.onAbort);
     this.listeners.clear();
   }
 }
 
-function startDeadline(timeoutMs: number): ProbeDeadline {
-  return new ProbeDeadline(timeoutMs);
+function startDeadline(timeoutMs: number, signal?: AbortSignal): ProbeDeadline {
+  return new ProbeDeadline(timeoutMs, signal);
 }

@@ -13,18 +13,22 @@ export const MINIMUM_KILL_GRACE_SECONDS = 2;
 const FALLBACK_KILL_GRACE_SECONDS = 2;
 
 /**
- * §10.6: the pod's deletion grace if it is being deleted; else the failing probe's own
- * `terminationGracePeriodSeconds`, else the pod's; floored at 2 s like the kubelet.
+ * §10.6, upstream's `setTerminationGracePeriod`: the pod's deletion grace if it is being
+ * deleted; else, for a probe's kill (`kind`), the failing probe's own
+ * `terminationGracePeriodSeconds`, else the pod's; 2 s for a pod without one. Not floored:
+ * `killContainer` first takes a `preStop` hook's time off it, then floors what is left.
  */
-export function killGracePeriodSeconds(pod: Pod, container: Container, kind: ProbeType): number {
+export function terminationGracePeriodSeconds(pod: Pod, container: Container, kind: ProbeType | undefined): number {
   const deletion = pod.metadata?.deletionGracePeriodSeconds;
-  let grace: number;
-  if (deletion !== undefined && deletion !== null) grace = deletion;
-  else if (pod.spec?.terminationGracePeriodSeconds !== undefined) {
-    const probe = kind === 'startup' ? container.startupProbe : container.livenessProbe;
-    grace = probe?.terminationGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds;
-  } else grace = FALLBACK_KILL_GRACE_SECONDS;
-  return Math.max(grace, MINIMUM_KILL_GRACE_SECONDS);
+  if (deletion !== undefined && deletion !== null) return deletion;
+  if (pod.spec?.terminationGracePeriodSeconds === undefined) return FALLBACK_KILL_GRACE_SECONDS;
+  const probe = kind === 'startup' ? container.startupProbe : kind === 'liveness' ? container.livenessProbe : undefined;
+  return probe?.terminationGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds;
+}
+
+/** The grace a probe's kill gives a container without a `preStop` hook: the above, floored at 2 s like the kubelet. */
+export function killGracePeriodSeconds(pod: Pod, container: Container, kind: ProbeType): number {
+  return Math.max(terminationGracePeriodSeconds(pod, container, kind), MINIMUM_KILL_GRACE_SECONDS);
 }
 
 /** Every number of the crash-loop back-off, in milliseconds. */

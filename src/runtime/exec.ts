@@ -49,13 +49,19 @@ export async function execInContainer(context: ExecContext, cmd: readonly string
   });
   context.onSpawn(group);
   // From here, not from the call: a busy machine delays the start, it must not eat the timeout.
+  // A timeout of 0 is none, as CRI's ExecSync has it (a lifecycle hook's exec).
   let timedOut = false;
-  const timer = context.clock.setTimeout(() => {
-    if (!group.running) return;
-    timedOut = true;
-    group.kill('SIGKILL');
-  }, timeoutMs);
-  const exit = await group.exited.finally(() => context.clock.clearTimeout(timer));
+  const timer =
+    timeoutMs > 0
+      ? context.clock.setTimeout(() => {
+          if (!group.running) return;
+          timedOut = true;
+          group.kill('SIGKILL');
+        }, timeoutMs)
+      : undefined;
+  const exit = await group.exited.finally(() => {
+    if (timer !== undefined) context.clock.clearTimeout(timer);
+  });
   const output = Buffer.concat([exit.stdout, exit.stderr]).subarray(0, DEFAULT_MAX_OUTPUT_BYTES).toString('utf8');
   if (endedByTimeout(timedOut, exit)) {
     throw commandTimedOut(cmd, timeoutMs, output);

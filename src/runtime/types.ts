@@ -86,7 +86,7 @@ export interface ContainerRuntime {
   removeContainer(containerID: string): Promise<void>;
   containerStatus(containerID: string): RuntimeContainerStatus | undefined;
   listContainers(podUID?: string): RuntimeContainerStatus[];
-  /** CRI ExecSync: runs `cmd` with the container's environment and working directory. */
+  /** CRI ExecSync: runs `cmd` with the container's environment and working directory; a timeout of 0 is none. */
   execSync(containerID: string, cmd: string[], timeoutMs: number): Promise<ExecResult>;
   /** The tail of a container's output (stdout and stderr interleaved as they came). */
   containerLogs(containerID: string): string;

@@ -17,6 +17,7 @@ import type { ProbeType } from '../prober/types.js';
 import { FakeClock } from '../util/clock.js';
 import type { Behaviours } from './behaviour.js';
 import { simulatedHandlers, type ProbeCounter } from './handlers.js';
+import { simulatedHandlerRunner } from './hooks.js';
 import { driveNodes, localNodes, NODE_ID_SPAN, nodeName, nodeOptions, nodeSeed, simulationPlan } from './nodes.js';
 import { seededRandom } from './random.js';
 import { SimRuntime } from './runtime.js';
@@ -137,6 +138,7 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'thre
     prober,
     kubeletRestart: options.kubeletRestart === true,
     admit: admitPods,
+    lifecycleHandlers: simulatedHandlerRunner(clock),
     relistPhaseMs,
     // Unless asked for (`--ui`), nobody reads it: a simulated day should not pay for its rings.
     ...(options.record === true ? {} : { flightRecorder: false }),

@@ -82,6 +82,26 @@ describe('validatePod: catalog V1–V15 (exact apiserver text)', () => {
     ]);
   });
 
+  it('lifecycle hooks: exactly one handler each, validated like a probe\'s; a sleep within the pod\'s grace', () => {
+    const p = pod((c, pd) => {
+      pd.spec!.terminationGracePeriodSeconds = 10;
+      c.lifecycle = { postStart: {}, preStop: { sleep: { seconds: 11 }, exec: { command: ['x'] } } };
+    });
+    expect(errors(p)).toEqual([
+      `${C0}.lifecycle.postStart: Required value: must specify a handler type`,
+      `${C0}.lifecycle.preStop.sleep: Forbidden: may not specify more than 1 handler type`,
+    ]);
+    const q = pod((c, pd) => {
+      pd.spec!.terminationGracePeriodSeconds = 10;
+      c.lifecycle = { postStart: { httpGet: { port: 0, path: '/', scheme: 'HTTP' } }, preStop: { sleep: { seconds: 11 } } };
+    });
+    expect(errors(q)).toEqual([
+      `${C0}.lifecycle.postStart.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive`,
+      `${C0}.lifecycle.preStop.sleep: Invalid value: 11: must be non-negative and less than terminationGracePeriodSeconds (10)`,
+    ]);
+    expect(errors(pod((c) => (c.lifecycle = { preStop: { sleep: { seconds: 0 } } })))).toEqual([]);
+  });
+
   it('V8: exec with an empty command', () => {
     expect(errors(withProbe('livenessProbe', { exec: { command: [] } }))).toEqual([
       `${C0}.livenessProbe.exec.command: Required value`,

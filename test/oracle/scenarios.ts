@@ -466,4 +466,46 @@ export const SCENARIOS: Scenario[] = [
         app(`sleep 10; touch /tmp/ok; ${SLEEP}`, { readinessProbe: execProbe('test -f /tmp/ok', { periodSeconds: 1 }) }, 'c'),
       ]),
   },
+  {
+    name: 'prestop-sleep-probe-grace',
+    about: 'liveness kill of a container ignoring SIGTERM with a preStop sleep of 3 s and probe-level grace 7 s: the hook uses up 3 s, SIGKILL 4 s later',
+    duration: 40,
+    tolerance: 2 + RELIST + REQUEUE + RUNTIME,
+    pod: () =>
+      pod(
+        'prestop-sleep-probe-grace',
+        [
+          {
+            ...app('trap "" TERM; while true; do sleep 1; done', { livenessProbe: execProbe('exit 1', { periodSeconds: 2, failureThreshold: 1, terminationGracePeriodSeconds: 7 }) }),
+            lifecycle: { preStop: { sleep: { seconds: 3 } } },
+          },
+        ],
+        { terminationGracePeriodSeconds: 30 },
+      ),
+  },
+  {
+    name: 'poststart-exec-fails',
+    about: 'a postStart exec hook exiting 1: FailedPostStartHook, Killing, PostStartHookError, restarts with back-off',
+    duration: 60,
+    tolerance: RELIST + REQUEUE + RUNTIME,
+    pod: () => pod('poststart-exec-fails', [{ ...app(SLEEP), lifecycle: { postStart: { exec: { command: ['sh', '-c', 'exit 1'] } } } }]),
+  },
+  {
+    name: 'prestop-http-exec-fails',
+    about: 'liveness kills with preStop hooks: HTTP 500 after 6 s and a preStop httpGet to the probed server (kube-lifecycle/1.35); a second container killed by exec liveness whose preStop exec exits 3 (FailedPreStopHook)',
+    duration: 40,
+    tolerance: 3 + RELIST + REQUEUE + RUNTIME,
+    server: { kind: 'http', respond: (t, path) => ({ status: path === '/healthz' && t >= 6 ? 500 : 200 }) },
+    pod: (port) =>
+      pod('prestop-http-exec-fails', [
+        {
+          ...app(SLEEP, { livenessProbe: httpProbe(port, '/healthz', { periodSeconds: 3, failureThreshold: 2 }) }),
+          lifecycle: { preStop: { httpGet: { host: '127.0.0.1', port, path: '/prestop' } } },
+        },
+        {
+          ...app(SLEEP, { livenessProbe: execProbe('exit 1', { initialDelaySeconds: 10, periodSeconds: 5, failureThreshold: 1 }) }, 'side'),
+          lifecycle: { preStop: { exec: { command: ['sh', '-c', 'exit 3'] } } },
+        },
+      ]),
+  },
 ];

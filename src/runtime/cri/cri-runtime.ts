@@ -329,10 +329,11 @@ export class CriRuntime implements ContainerRuntime {
   }
 
   private async exec(record: ContainerRecord, cmd: string[], timeoutMs: number): Promise<ExecResult> {
-    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+    // 0 is no timeout (a lifecycle hook's exec), for containerd and for the call's deadline.
+    const seconds = timeoutMs > 0 ? Math.max(1, Math.ceil(timeoutMs / 1000)) : 0;
     let res: cri.ExecSyncResponse;
     try {
-      res = await this.client.ExecSync({ container_id: record.criID, cmd, timeout: seconds }, timeoutMs + EXEC_DEADLINE_SLACK_MS);
+      res = await this.client.ExecSync({ container_id: record.criID, cmd, timeout: seconds }, timeoutMs > 0 ? timeoutMs + EXEC_DEADLINE_SLACK_MS : Infinity);
     } catch (err) {
       // The kubelet's CRI client turns DeadlineExceeded into its exec timeout error.
       if (grpcCode(err) === GrpcStatus.DEADLINE_EXCEEDED) throw commandTimedOut(cmd, timeoutMs, '');
