@@ -31,7 +31,7 @@
 import type { ManifestObject } from '../api/documents.js';
 import { probeTiming, type ProbeTiming } from '../api/defaults.js';
 import type { Container, Pod, Probe } from '../api/types.js';
-import { CRASH_LOOP_BACK_OFF, killGracePeriodSeconds } from '../prober/kill-policy.js';
+import { CRASH_LOOP_BACK_OFF, killWaitSeconds } from '../prober/kill-policy.js';
 import { firstProbeAgeBoundsMs } from '../prober/start-latency.js';
 import type { ProbeType } from '../prober/types.js';
 import { formatGoDuration } from '../util/duration.js';
@@ -163,11 +163,12 @@ export function describeFailureBudget(
 }
 
 /**
- * The kill's grace (§10.6) after a liveness failure: the liveness probe's
- * `terminationGracePeriodSeconds`, else the pod's (the kubelet's own formula).
+ * How long a liveness kill may take (§10.6): the liveness probe's
+ * `terminationGracePeriodSeconds`, else the pod's, and with a `preStop` hook up to 2 s more
+ * (the kubelet's own formula, `killWaitSeconds`).
  */
 export function livenessKillGraceSeconds(pod: Pod, container: Container): number {
-  return killGracePeriodSeconds(pod, container, 'liveness');
+  return killWaitSeconds(pod, container, 'liveness');
 }
 
 /**
@@ -202,7 +203,8 @@ export function backOffAfterRestarts(restarts: number): number {
  * - `hangToKillSeconds` — **the worst case** from a hang to the container being gone:
  *   liveness `periodSeconds + (failureThreshold − 1) × max(periodSeconds, timeoutSeconds) +
  *   timeoutSeconds` (= `F × P + T` when the timeout is below the period), plus the kill
- *   grace (probe-level `terminationGracePeriodSeconds`, else the pod's, at least 2 s).
+ *   grace (probe-level `terminationGracePeriodSeconds`, else the pod's, at least 2 s; 2 s
+ *   more when a `preStop` hook may end in, or run past, its last 2 s).
  * - `hangToNotReadySeconds` — **the worst case** from a hang to Ready → False: the same
  *   formula over the readiness probe, or the kill if that comes first (a killed container is
  *   not Ready); `null` when neither probe exists.

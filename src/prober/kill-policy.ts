@@ -31,6 +31,23 @@ export function killGracePeriodSeconds(pod: Pod, container: Container, kind: Pro
   return Math.max(terminationGracePeriodSeconds(pod, container, kind), MINIMUM_KILL_GRACE_SECONDS);
 }
 
+/**
+ * The longest a kill keeps the container after its `Killing` event (`killContainer`): a
+ * `preStop` hook is waited for at most the grace period G and the whole seconds it took are
+ * taken off G; the stop then gets what is left, at least 2 s. A `sleep` hook lasts its
+ * seconds, an `exec` or `httpGet` hook as long as G allows. So G (at least 2 s) without a hook,
+ * and max(G, min(hook, G) + 2) with one: a hook that ends in the last 2 s of the grace, or is
+ * cut by it, leaves the container 2 s more.
+ */
+export function killWaitSeconds(pod: Pod, container: Container, kind: ProbeType | undefined): number {
+  const grace = terminationGracePeriodSeconds(pod, container, kind);
+  const floored = Math.max(grace, MINIMUM_KILL_GRACE_SECONDS);
+  const preStop = container.lifecycle?.preStop;
+  if (!preStop || grace <= 0) return floored;
+  const hook = preStop.sleep ? Math.min(preStop.sleep.seconds, grace) : grace;
+  return Math.max(floored, hook + MINIMUM_KILL_GRACE_SECONDS);
+}
+
 /** Every number of the crash-loop back-off, in milliseconds. */
 export const CRASH_LOOP_BACK_OFF = {
   /** First delay (`kubecontainer.InitialContainerBackOff`). */

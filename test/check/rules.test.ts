@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { handlerRules } from '../../src/check/rules/handlers.js';
 import { identicalRules } from '../../src/check/rules/identical.js';
+import { lifecycleRules } from '../../src/check/rules/lifecycle.js';
 import { portRules } from '../../src/check/rules/ports.js';
 import { presenceRules } from '../../src/check/rules/presence.js';
 import { securityRules } from '../../src/check/rules/security.js';
@@ -104,11 +105,17 @@ const CASES: Case[] = [
     field: 'spec.template.spec.containers[0].readinessProbe.httpGet.host',
     pass: deployment(`readinessProbe:\n  httpGet:\n    path: /ready\n    port: http\n    httpHeaders: [{ name: Host, value: example.com }]`),
   },
+  {
+    rule: 'prestop-cut-by-kill-grace',
+    fail: deployment(`lifecycle:\n  preStop: { sleep: { seconds: 15 } }\nlivenessProbe:\n  httpGet: { path: /healthz, port: http }\n  terminationGracePeriodSeconds: 10`),
+    field: 'spec.template.spec.containers[0].lifecycle.preStop.sleep.seconds',
+    pass: deployment(`lifecycle:\n  preStop: { sleep: { seconds: 15 } }\nlivenessProbe:\n  httpGet: { path: /healthz, port: http }\n  terminationGracePeriodSeconds: 30`),
+  },
 ];
 
 describe('every lint rule', () => {
   it('has a case here (the timing rules are tested with the budgets)', () => {
-    const ids = [validationRule, ...portRules, ...identicalRules, ...presenceRules, ...handlerRules, ...securityRules].map((r) => r.id);
+    const ids = [validationRule, ...portRules, ...identicalRules, ...presenceRules, ...handlerRules, ...securityRules, ...lifecycleRules].map((r) => r.id);
     expect(CASES.map((c) => c.rule).sort()).toEqual([...ids].sort());
   });
 

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { Container, LifecycleHandler, Pod } from '../../src/api/types.js';
 import { Kubelet } from '../../src/kubelet/kubelet.js';
 import { createHandlerRunner, type HandlerRunner, type HookTarget } from '../../src/kubelet/lifecycle.js';
+import { killWaitSeconds } from '../../src/prober/kill-policy.js';
 import type { ProbeType, Result } from '../../src/prober/types.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { FakeRuntime } from '../helpers/fake-runtime.js';
@@ -182,4 +183,32 @@ describe('postStart (startContainer, step 4)', () => {
     expect(h.runtime.calls.filter((c) => c.startsWith('stop'))).toEqual(['stop app grace=5000']);
     expect(h.events().some((e) => e.includes('FailedPostStartHook'))).toBe(false);
   });
+});
+
+describe('killWaitSeconds (what check adds for the kill) is how long the kubelet takes', () => {
+  // A container that ignores SIGTERM is gone exactly when the kill's SIGKILL comes.
+  const cases: { grace: number; hook: LifecycleHandler | undefined; expected: number }[] = [
+    { grace: 10, hook: undefined, expected: 10 },
+    { grace: 1, hook: undefined, expected: 2 },
+    { grace: 10, hook: { sleep: { seconds: 3 } }, expected: 10 },
+    { grace: 10, hook: { sleep: { seconds: 9 } }, expected: 11 },
+    { grace: 10, hook: { sleep: { seconds: 10 } }, expected: 12 },
+    { grace: 10, hook: { sleep: { seconds: 25 } }, expected: 12 },
+    { grace: 10, hook: { exec: { command: ['hang'] } }, expected: 12 },
+  ];
+  for (const c of cases) {
+    it(`grace ${c.grace} s, ${c.hook ? JSON.stringify(c.hook) : 'no hook'}: ${c.expected} s`, async () => {
+      const container: Partial<Container> = { livenessProbe: { ...liveness, terminationGracePeriodSeconds: c.grace }, ...(c.hook ? { lifecycle: { preStop: c.hook } } : {}) };
+      const h = harness(podOf(container, 60), new Map([['hang', 'hang']]));
+      h.runtime.behaviour.set('app', { onTerm: undefined });
+      await h.clock.advance(0);
+      const first = h.runtime.running('app')!.id;
+      h.verdicts.set('app/liveness', 'failure');
+      for (let i = 0; i < 400 && h.runtime.containers.get(first)?.state === 'running'; i++) await h.clock.advance(100);
+      const exited = h.runtime.containers.get(first)?.finishedAt ?? NaN;
+      const killing = Date.parse(String(h.kubelet.listEvents().find((e) => e.reason === 'Killing')?.firstTimestamp));
+      expect((exited - killing) / 1000).toBe(c.expected);
+      expect(killWaitSeconds(h.pod(), h.pod().spec!.containers[0]!, 'liveness')).toBe(c.expected);
+    });
+  }
 });

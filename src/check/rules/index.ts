@@ -5,6 +5,7 @@
 import type { Rule } from '../types.js';
 import { handlerRules } from './handlers.js';
 import { identicalRules } from './identical.js';
+import { lifecycleRules } from './lifecycle.js';
 import { portRules } from './ports.js';
 import { presenceRules } from './presence.js';
 import { securityRules } from './security.js';
@@ -14,7 +15,7 @@ import { validationRule } from './validation.js';
 export { VALIDATION_RULE_ID } from './validation.js';
 
 /** The rules run per container. */
-export const rules: readonly Rule[] = [...portRules, ...identicalRules, ...presenceRules, ...handlerRules, ...securityRules, ...timingRules];
+export const rules: readonly Rule[] = [...portRules, ...identicalRules, ...presenceRules, ...handlerRules, ...securityRules, ...lifecycleRules, ...timingRules];
 
 /** What a rule is, without its check: for `--explain`, `--disable`, SARIF and the README. */
 export type RuleInfo = Omit<Rule, 'check'>;
