@@ -48,7 +48,6 @@ const BACKOFF_DOC = 'A probe-killed container in back-off: status and BackOff ev
 const JITTER_DOC = "The pod worker's requeue jitter after a back-off";
 
 export const KNOWN_DIFFERENCES: KnownDifference[] = [
-  { scenarios: '*', pattern: /^(Normal|Warning) events: \d+ on the kubelet \(its spam filter /, doc: "The event recorder's spam filter" },
   {
     scenarios: ['exits-while-probed'],
     pattern:
