@@ -1,9 +1,10 @@
 /**
  * The kubelet's event sink, in memory. The real kubelet hands events to client-go's
- * recorder, whose correlator folds identical repeats into one Event (count, lastTimestamp)
- * before the apiserver stores it; users read them through `kubectl describe pod`. Here the
- * recorder, the correlator and the store are one object, so the read-only API and the CLI
- * show the same aggregated Events a cluster would.
+ * recorder, whose correlator (event-correlator.ts) folds identical repeats into one Event
+ * (count, lastTimestamp), combines similar ones and drops spam before the apiserver stores
+ * them; users read them through `kubectl describe pod`. Here the recorder, the correlator
+ * and the store are one object, so the read-only API and the CLI show the same Events a
+ * cluster would, and `subscribeLog` sees every event, as the kubelet's own log does.
  */
 import { toSerializedTime } from '../api/time.js';
 import { hostname } from 'node:os';
@@ -11,6 +12,7 @@ import type { Event, ObjectReference, Pod } from '../api/types.js';
 import type { EventRecorder, EventRef } from '../prober/types.js';
 import { type Clock, realClock } from '../util/clock.js';
 import { cloneData } from '../util/copy.js';
+import { createEventCorrelator } from './event-correlator.js';
 
 export interface EventFilter {
   podName?: string;
@@ -23,13 +25,27 @@ export interface EventRecorderOptions {
   host?: string;
   /** How many distinct Events to keep; the least recently seen go first. Default 1000. */
   limit?: number;
+  /**
+   * client-go's spam filter (25 events of one type per object, then one per 5 minutes).
+   * Default true, as the kubelet; false keeps every event in the store (aggregation stays).
+   */
+  spamFilter?: boolean;
 }
 
 export interface InMemoryEventRecorder extends EventRecorder {
   /** Snapshots, least recently seen first (the order `kubectl describe` sorts by: lastTimestamp). */
   list(filter?: EventFilter): Event[];
-  /** `listener` gets a snapshot of every new or re-counted Event, synchronously. Returns unsubscribe. */
+  /**
+   * `listener` gets a snapshot of every new or re-counted Event the API would store (what
+   * `kubectl get events -w` shows: not the ones the spam filter drops), synchronously. Returns unsubscribe.
+   */
   subscribe(listener: (e: Event) => void): () => void;
+  /**
+   * `listener` gets every event as it is recorded, before the correlator (count 1, its own
+   * name), the ones the spam filter drops included: what the kubelet's log shows
+   * (`StartStructuredLogging`). For views that must not miss a restart or a kill.
+   */
+  subscribeLog(listener: (e: Event) => void): () => void;
 }
 
 export const DEFAULT_EVENT_LIMIT = 1000;
@@ -43,9 +59,10 @@ export function createEventRecorder(options: EventRecorderOptions = {}): InMemor
   if (!Number.isInteger(limit) || limit < 1) {
     throw new RangeError(`event limit must be a positive integer, got ${limit}`);
   }
-  // Keyed by the correlator's key; Map order doubles as recency order (re-inserted on repeat).
+  // Keyed by the Event's name, as the apiserver stores them; Map order doubles as recency order (re-inserted on repeat).
   const events = new Map<string, Event>();
   const listeners = new Set<(e: Event) => void>();
+  const logListeners = new Set<(e: Event) => void>();
   let lastNanos = -1n;
 
   /** client-go names events `<object>.<unix nanos in hex>`; bump on a tie so names stay unique under a fake clock. */
@@ -56,9 +73,11 @@ export function createEventRecorder(options: EventRecorderOptions = {}): InMemor
     return `${podName}.${nanos.toString(16)}`;
   }
 
-  function publish(e: Event): void {
-    if (listeners.size === 0) return;
-    for (const listener of [...listeners]) {
+  const correlator = createEventCorrelator({ clock, eventName: uniqueName, spamFilter: options.spamFilter !== false });
+
+  function publish(to: ReadonlySet<(e: Event) => void>, e: Event): void {
+    if (to.size === 0) return;
+    for (const listener of [...to]) {
       try {
         // An Event is plain data: cloneData gives what structuredClone would, much cheaper.
         listener(cloneData(e));
@@ -72,17 +91,8 @@ export function createEventRecorder(options: EventRecorderOptions = {}): InMemor
     const involvedObject = objectReference(ref);
     const nowMs = clock.now();
     const now = formatTime(nowMs);
-    const key = eventKey(involvedObject, host, type, reason, message);
-    const existing = events.get(key);
-    if (existing) {
-      existing.count = (existing.count ?? 1) + 1;
-      existing.lastTimestamp = now;
-      events.delete(key);
-      events.set(key, existing);
-      publish(existing);
-      return;
-    }
-    const created: Event = {
+    // client-go's `makeEvent`: a new Event, count 1, named after the object and the instant.
+    const recorded: Event = {
       metadata: {
         name: uniqueName(involvedObject.name ?? '', nowMs),
         namespace: involvedObject.namespace || 'default',
@@ -99,12 +109,20 @@ export function createEventRecorder(options: EventRecorderOptions = {}): InMemor
       reportingComponent: COMPONENT,
       reportingInstance: host,
     };
-    events.set(key, created);
+    publish(logListeners, recorded);
+    const { event: observed, skip } = correlator.correlate(recorded);
+    if (skip) return;
+    const name = observed.metadata.name ?? '';
+    const existing = events.get(name);
+    // A patch of an Event the store has keeps its creation time; otherwise it is created now.
+    const stored: Event = existing ? { ...observed, metadata: { ...existing.metadata } } : { ...observed, metadata: { ...observed.metadata, creationTimestamp: now } };
+    events.delete(name);
+    events.set(name, stored);
     for (const oldest of events.keys()) {
       if (events.size <= limit) break;
       events.delete(oldest);
     }
-    publish(created);
+    publish(listeners, stored);
   }
 
   function list(filter: EventFilter = {}): Event[] {
@@ -125,7 +143,15 @@ export function createEventRecorder(options: EventRecorderOptions = {}): InMemor
     };
   }
 
-  return { event, list, subscribe };
+  function subscribeLog(listener: (e: Event) => void): () => void {
+    const own = (e: Event): void => listener(e);
+    logListeners.add(own);
+    return () => {
+      logListeners.delete(own);
+    };
+  }
+
+  return { event, list, subscribe, subscribeLog };
 }
 
 /** The kubelet's `GenerateContainerRef`: the Pod, narrowed to a container by field path. */
@@ -168,23 +194,6 @@ function fieldPathIn(field: string, containers: readonly { name: string }[] | nu
     return name === '' ? `spec.${field}[${index}]` : `spec.${field}{${name}}`;
   }
   return undefined;
-}
-
-/** client-go's `getEventKey`: what must match for a repeat to be counted instead of stored anew. */
-function eventKey(o: ObjectReference, host: string, type: string, reason: string, message: string): string {
-  return JSON.stringify([
-    COMPONENT,
-    host,
-    o.kind,
-    o.namespace ?? '',
-    o.name ?? '',
-    o.fieldPath ?? '',
-    o.uid ?? '',
-    o.apiVersion,
-    type,
-    reason,
-    message,
-  ]);
 }
 
 /** `metav1.Time` serialises as RFC 3339 in UTC with whole seconds. */

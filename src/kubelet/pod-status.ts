@@ -108,7 +108,10 @@ function containerStatus(
   if (current.state === 'running') {
     status.state = { running: { startedAt: toKubeTimeOrUndefined(current.startedAt) ?? '' } };
     if (record?.previous) status.lastState = terminatedState(record.previous);
-  } else if (record?.waiting) {
+  } else if (record?.waiting && !(record.kind !== 'regular' && current.exitCode === 0)) {
+    // convertToAPIContainerStatuses (kubelet_pods.go) skips the reasonCache's waiting reason
+    // for an init container whose newest instance exited 0 ("it won't be restarted") — a
+    // sidecar too, which will: one that exits 0 when killed shows Completed, not CrashLoopBackOff.
     status.state = { waiting: withMessage({ reason: record.waiting.reason }, record.waiting.message) };
     status.lastState = terminatedState(current);
   } else {

@@ -198,7 +198,10 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'thre
         onPod(pod, t());
       })
     : () => undefined;
-  const offEvents = recorder.subscribe((event) => {
+  // Starts and kills from the kubelet's log view (every event): the spam filter may keep a
+  // pod's 26th Started or Killing from the API, not from the outcome. The caller's timeline
+  // gets what the API shows, as `probelet run` prints it.
+  const offLog = recorder.subscribeLog((event) => {
     const now = t();
     const container = containerOfFieldPath(event.involvedObject.fieldPath);
     const c = container === undefined ? undefined : containerOf(event.involvedObject.uid ?? '', container);
@@ -207,8 +210,9 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'thre
     if (c && event.reason === 'Killing' && kill) {
       c.kills.push({ tMs: now, probe: kill[1] as ProbeType, message: event.message ?? '', instanceStartMs: c.starts.at(-1) ?? 0 });
     }
-    options.onEvent?.(event, now);
   });
+  const onEvent = options.onEvent;
+  const offEvents = onEvent ? recorder.subscribe((event) => onEvent(event, t())) : () => undefined;
 
   kubelet.addPods(options.pods);
   const result = (): SimulationResult => ({ endMs: t(), pods: [...outcomes.values()], probes: counter.probes });
@@ -223,6 +227,7 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'thre
       offStatus();
       offRuntime();
       offPod();
+      offLog();
       offEvents();
       const final = result();
       if (options.record === true) final.timeline = { pods: kubelet.listPods(), events: kubelet.listEvents(), probes: kubelet.listProbes() };

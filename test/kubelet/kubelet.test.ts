@@ -203,7 +203,7 @@ describe('back-off after a probe kill (doBackOff reads the status from before th
     const starts: number[] = [];
     const kills: number[] = [];
     let firstBackOff: number | undefined;
-    h.kubelet.recorder.subscribe((e) => {
+    h.kubelet.recorder.subscribeLog((e) => {
       const t = Math.round((h.clock.now() - t0) / 1000);
       if (e.reason === 'Started') starts.push(t);
       if (e.reason === 'Killing') kills.push(t);
@@ -245,7 +245,7 @@ describe('back-off after a probe kill (doBackOff reads the status from before th
     const t0 = h.clock.now();
     const starts: number[] = [];
     const kills: number[] = [];
-    h.kubelet.recorder.subscribe((e) => {
+    h.kubelet.recorder.subscribeLog((e) => {
       const t = Math.round((h.clock.now() - t0) / 1000);
       if (e.involvedObject?.fieldPath !== 'spec.initContainers{proxy}') return;
       if (e.reason === 'Started') starts.push(t);
@@ -257,6 +257,35 @@ describe('back-off after a probe kill (doBackOff reads the status from before th
     const waits = kills.map((k) => (starts.find((s) => s >= k) ?? NaN) - k);
     expect(waits.slice(0, 6)).toEqual([0, 0, 0, 0, 40, 80]);
     expect(h.events()).toContainEqual(expect.stringMatching(/^Normal Killing Init container proxy failed liveness probe/));
+  });
+
+  it('a sidecar in back-off after exiting 0 shows terminated (Completed), not CrashLoopBackOff; after a non-zero exit, CrashLoopBackOff (never Error: each exit comes with a back-off or a restart)', async () => {
+    // convertToAPIContainerStatuses (kubelet_pods.go): for init containers, the reasonCache's
+    // waiting reason is skipped when the newest instance exited 0 — sidecars included, although
+    // they are restarted (the oracle's sidecar-liveness-kill: `trap "exit 0" TERM`).
+    const waitingOf = async (onTerm: number): Promise<string[]> => {
+      const proxy: Container = {
+        name: 'proxy',
+        image: 'img',
+        command: ['proxy'],
+        restartPolicy: 'Always',
+        livenessProbe: { exec: { command: ['x'] }, periodSeconds: 2, failureThreshold: 1 },
+      };
+      const h = harness([podOf([app()], { initContainers: [proxy] }, `web-${onTerm}`)], { random: () => 0 });
+      h.runtime.behaviour.set('proxy', { onTerm });
+      await settle(h.clock);
+      const seen = new Set<string>();
+      h.kubelet.onPodStatus((p) => {
+        const s = p.status?.initContainerStatuses?.[0]?.state;
+        seen.add(s?.waiting ? `waiting ${s.waiting.reason}` : s?.terminated ? `terminated ${s.terminated.reason}` : 'running');
+      });
+      h.verdicts.set('proxy/liveness', 'failure');
+      for (let ms = 0; ms < 60_000; ms += 1000) await h.clock.advance(1000);
+      expect(h.events()).toContainEqual(expect.stringMatching(/^Warning BackOff Back-off restarting failed container proxy/));
+      return [...seen].sort();
+    };
+    expect(await waitingOf(0)).toEqual(['running', 'terminated Completed']);
+    expect(await waitingOf(143)).toEqual(['running', 'waiting CrashLoopBackOff']);
   });
 
   it('a crash (no probe) still measures from the instance that exited: restarts at once, then after 10 s, 20 s', async () => {

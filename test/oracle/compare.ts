@@ -38,9 +38,6 @@ function compareTimes(what: string, a: number[], b: number[], end: number, tol: 
   if (off >= 0) out.push(`${what}: interval ${off + 1} is ${ia[off]} s on the kubelet, ${ib[off]} s on probelet (tolerance ${tol} s)`);
 }
 
-/** client-go's defaultSpamBurst: events of one type a pod may have before the filter drops some. */
-const SPAM_BURST = 25;
-
 const eventKey = (e: EventRecord) => `${e.object === '' ? '' : `${e.object} `}${e.type} ${e.reason}: ${e.message}`;
 
 function compareEvents(a: EventRecord[], b: EventRecord[], end: number, tol: number, out: string[]): void {
@@ -68,21 +65,9 @@ function compareEvents(a: EventRecord[], b: EventRecord[], end: number, tol: num
       }
     }
   }
-  // client-go's spam filter (tools/record/events_cache.go getSpamKey, defaultSpamBurst 25,
-  // defaultSpamQPS 1/300) drops a pod's events of one type beyond a burst of 25, then lets
-  // one through per 5 minutes: once the kubelet is there, its counts of that type say so.
-  const total = (es: EventRecord[], type: string) => es.filter((e) => e.type === type).reduce((n, e) => n + e.count, 0);
-  const capped = new Set<string>();
-  for (const type of new Set(ka.map((e) => e.type))) {
-    const [ta, tb] = [total(a, type), total(b, type)];
-    if (ta >= SPAM_BURST && tb > ta) {
-      capped.add(type);
-      out.push(`${type} events: ${ta} on the kubelet (its spam filter passes ${SPAM_BURST} a pod, then 1 per 5 min), ${tb} on probelet`);
-    }
-  }
   for (const e of ka) {
     const x = kb.find((y) => eventKey(y) === eventKey(e));
-    if (x === undefined || capped.has(e.type)) continue;
+    if (x === undefined) continue;
     // A repeat within a tolerance of the end may be counted on one side only; one per
     // tolerance-wide window of drift beyond that is what the times above already judge.
     // One more or less is a phase shift within the tolerance (a probe period); more than one is not.
