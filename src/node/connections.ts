@@ -97,7 +97,9 @@ export class NodeHttpLibrary implements HttpLibrary {
           url,
           {
             method: context.getHttpMethod(),
-            headers: context.getHeaders(),
+            // Node sends no Content-Length of its own for a DELETE with a body (the pod deletion's
+            // preconditions): the API server would take the body for the next request on the connection.
+            headers: body === undefined ? context.getHeaders() : { ...context.getHeaders(), 'content-length': String(Buffer.byteLength(body)) },
             agent: context.getAgent(),
             ...(signal ? { signal } : {}),
           },

@@ -64,11 +64,12 @@ async function standIn(): Promise<StandIn> {
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
       const path = req.url ?? '';
-      requests.push(`${req.method ?? ''} ${path}`);
+      requests.push(`${req.method ?? ''} ${path}${body === '' ? '' : ` ${body}`}`);
       if (/\/pods\/[^/]+\/status/.test(path)) {
         held.push(res);
         return;
       }
+      if (req.method === 'DELETE' || (req.method === 'GET' && path.startsWith('/api/v1/namespaces/ns/pods/'))) return json(res, 200, { kind: 'Pod', metadata: { name: 'p' } });
       if (req.method === 'POST' && path === '/api/v1/nodes') return json(res, 201, { ...(JSON.parse(body) as object), metadata: { name: 'n1', uid: 'node-uid' } });
       if (path === '/api/v1/nodes/n1/status') return json(res, 200, { metadata: { name: 'n1', uid: 'node-uid' }, status: {} });
       if (req.method === 'GET' && path.startsWith('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1')) {
@@ -141,5 +142,16 @@ describe('the node agent’s API clients', () => {
     } finally {
       heartbeat.close();
     }
+  });
+
+  it('send a DELETE’s body with its length, so the next call on the kept-alive connection is read as a call of its own', async () => {
+    const s = await standIn();
+    await s.clients.core.deleteNamespacedPod({ name: 'p', namespace: 'ns', gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid: 'u1' } } });
+    await s.clients.core.readNamespacedPod({ name: 'p', namespace: 'ns' });
+    expect(s.requests).toEqual([
+      'DELETE /api/v1/namespaces/ns/pods/p?gracePeriodSeconds=0 {"gracePeriodSeconds":0,"preconditions":{"uid":"u1"}}',
+      'GET /api/v1/namespaces/ns/pods/p',
+    ]);
+    expect(s.connections()).toBe(1);
   });
 });
