@@ -6,8 +6,8 @@
  *
  * Connections. client-node 1.4 makes a new `https.Agent` for every call (its
  * `applySecurityAuthentication`): a TLS handshake per request and no bound on how many run at
- * once — a fleet of 5,000 pods opened thousands of connections at a time, and its Lease
- * renewals waited in that crowd. As the kubelet does (`cmd/kubelet/app/server.go` builds a
+ * once — a fleet of 5,000 pods opened a connection for each of its writes, and its Lease
+ * renewals waited in that crowd (one 55 s). As the kubelet does (`cmd/kubelet/app/server.go` builds a
  * client for pods, one for events, and a heartbeat client), each kind of traffic here has a
  * client of its own, each on one keep-alive agent: pod traffic and events on a bounded number
  * of connections (a flood of status writes queues in the agent, not on the wire), the Lease and
