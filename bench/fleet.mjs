@@ -14,8 +14,9 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
@@ -32,8 +33,12 @@ const PER_NODE = flag('--pods-per-node', 100);
 const LIMIT_S = flag('--limit', 600);
 /** Seconds to keep watching the Leases once every pod is Ready (a steady fleet). */
 const HOLD_S = flag('--hold', 30);
-const PREFIX = `fleet${process.pid % 10000}`;
-const NS = `probelet-fleet-${process.pid % 10000}`;
+/** `--prefix NAME`: the nodes' and namespace's prefix, so that runs by several people on one cluster stay apart. */
+const prefixAt = args.indexOf('--prefix');
+const OWNER = prefixAt >= 0 ? args[prefixAt + 1] ?? '' : `fleet${process.pid % 10000}`;
+if (!/^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/.test(OWNER)) throw new Error(`--prefix ${JSON.stringify(OWNER)}: lower-case letters, digits and '-', at most 32`);
+const PREFIX = OWNER;
+const NS = `probelet-${OWNER}`;
 if (!process.env.KUBECONFIG) {
   process.stderr.write('bench fleet: no KUBECONFIG: run `npm run cluster:up`, then eval "$(npm run -s cluster:env)"\n');
   process.exit(2);
@@ -41,8 +46,36 @@ if (!process.env.KUBECONFIG) {
 
 /** @param {string[]} a */
 const kubectl = (a, input) => execFileSync('kubectl', a, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, ...(input ? { input } : {}) });
-/** @param {string[]} a */
-const kjson = (a) => JSON.parse(kubectl([...a, '-o', 'json']));
+const kubeconfig = new KubeConfig();
+kubeconfig.loadFromFile(process.env.KUBECONFIG.split(':')[0]);
+
+/**
+ * Follows a collection with a watch (client-node's; no list of 5,000 pods every 2 s, which
+ * loaded the machine it measures): `onEvent` gets each object as the API serializes it; a watch
+ * the server ends resumes from the last version seen. Returns the stop.
+ * @param {string} path
+ * @param {(type: string, object: any) => void} onEvent
+ */
+function follow(path, onEvent) {
+  let stopped = false;
+  /** @type {AbortController | undefined} */ let current;
+  /** @type {string | undefined} */ let resourceVersion;
+  const start = () => {
+    if (stopped) return;
+    new Watch(kubeconfig)
+      .watch(path, { allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) }, (type, object) => {
+        if (object?.metadata?.resourceVersion) resourceVersion = object.metadata.resourceVersion;
+        if (type === 'ERROR') resourceVersion = undefined;
+        else if (type !== 'BOOKMARK') onEvent(type, object);
+      }, () => setTimeout(start, 500))
+      .then((c) => (stopped ? c.abort() : (current = c)), () => setTimeout(start, 500));
+  };
+  start();
+  return () => {
+    stopped = true;
+    current?.abort();
+  };
+}
 
 const TICKS = 100;
 /** @param {number} pid */
@@ -99,40 +132,47 @@ try {
       },
     },
   }));
-  const applied = Date.now();
-  kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs }));
   /** @type {Map<string, number>} */ const renewals = new Map();
   let maxLeaseGapS = 0;
+  const stopLeases = follow('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', (_type, l) => {
+    if (!names.includes(l.metadata.name) || !l.spec?.renewTime) return;
+    const t = Date.parse(l.spec.renewTime);
+    const prev = renewals.get(l.metadata.name);
+    if (prev !== undefined && t > prev) maxLeaseGapS = Math.max(maxLeaseGapS, (t - prev) / 1000);
+    renewals.set(l.metadata.name, t);
+  });
+  /** Ready pods: uid → [Ready since, scheduled since]. */
+  /** @type {Map<string, [number, number | undefined]>} */ const readyPods = new Map();
+  const stopPods = follow(`/api/v1/namespaces/${NS}/pods`, (type, p) => {
+    const c = p.status?.conditions ?? [];
+    const r = c.find((/** @type {any} */ x) => x.type === 'Ready' && x.status === 'True');
+    const s = c.find((/** @type {any} */ x) => x.type === 'PodScheduled' && x.status === 'True');
+    if (type === 'DELETED' || !r) readyPods.delete(p.metadata.uid);
+    else readyPods.set(p.metadata.uid, [Date.parse(r.lastTransitionTime), s ? Date.parse(s.lastTransitionTime) : undefined]);
+  });
+  const applied = Date.now();
+  kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs }));
   let lastReadyAt = 0;
   let maxScheduledToReadyS = 0;
   let ready = 0;
+  /** The machine's 1-minute load average, highest seen while the pods started. */
+  let peakLoad = 0;
   /** @type {number | undefined} */ let holdUntil;
   for (;;) {
-    const pods = kjson(['get', 'pods', '-n', NS]).items;
-    ready = 0;
-    for (const p of pods) {
-      const c = p.status?.conditions ?? [];
-      const r = c.find((x) => x.type === 'Ready' && x.status === 'True');
-      const s = c.find((x) => x.type === 'PodScheduled' && x.status === 'True');
-      if (!r) continue;
-      ready++;
-      const at = Date.parse(r.lastTransitionTime);
-      lastReadyAt = Math.max(lastReadyAt, at);
-      if (s) maxScheduledToReadyS = Math.max(maxScheduledToReadyS, (at - Date.parse(s.lastTransitionTime)) / 1000);
-    }
-    for (const l of kjson(['get', 'leases', '-n', 'kube-node-lease']).items) {
-      if (!names.includes(l.metadata.name)) continue;
-      const t = Date.parse(l.spec.renewTime);
-      const prev = renewals.get(l.metadata.name);
-      if (prev !== undefined && t !== prev) maxLeaseGapS = Math.max(maxLeaseGapS, (t - prev) / 1000);
-      renewals.set(l.metadata.name, t);
-    }
+    peakLoad = Math.max(peakLoad, loadavg()[0] ?? 0);
+    ready = readyPods.size;
     if (Date.now() > deadline) break;
     if (ready === NODES * PER_NODE) {
       holdUntil ??= Date.now() + HOLD_S * 1000;
       if (Date.now() > holdUntil) break;
     }
-    await sleep(2000);
+    await sleep(1000);
+  }
+  stopLeases();
+  stopPods();
+  for (const [at, scheduled] of readyPods.values()) {
+    lastReadyAt = Math.max(lastReadyAt, at);
+    if (scheduled !== undefined) maxScheduledToReadyS = Math.max(maxScheduledToReadyS, (at - scheduled) / 1000);
   }
   const sample = procSample(fleet.pid ?? 0);
   const elapsedS = (Date.now() - started) / 1000;
@@ -148,6 +188,7 @@ try {
     fleetCpuPct: sample ? (100 * sample.cpuS) / elapsedS : undefined,
     fleetPeakRssMB: sample?.peakRssMB,
     maxLeaseGapS,
+    peakLoadAverage: peakLoad,
     elapsedS,
   };
 } finally {
@@ -158,8 +199,14 @@ try {
     try { kubectl(['delete', 'node', n, '--ignore-not-found']); } catch { /* best effort */ }
     try { kubectl(['delete', 'lease', '-n', 'kube-node-lease', n, '--ignore-not-found']); } catch { /* best effort */ }
   }
+  // The pods' nodes are gone, so nothing confirms their deletion: without this the pod GC removes
+  // them at the controller manager's 20 requests/s (minutes for 5,000), the namespace Terminating meanwhile.
+  await kubeconfig
+    .makeApiClient(CoreV1Api)
+    .deleteCollectionNamespacedPod({ namespace: NS, gracePeriodSeconds: 0 })
+    .catch((err) => log(`removing the pods of ${NS} left behind: ${err instanceof Error ? err.message : String(err)} (the pod GC will)`));
 }
-const writes = /stopped: (\d+) pod status writes, (\d+) event writes/.exec(fleetLog);
+const writes = /stopped: (\d+) pod status writes, (\d+) event writes, (\d+) Lease renewals \(longest gap between two of a node: ([\d.]+) s\)/.exec(fleetLog);
 const elapsed = result.elapsedS;
 const pods = result.pods;
 // A kubelet for the same pods (upstream rules): status patches Pending(ContainerCreating) → Running
@@ -169,7 +216,8 @@ const kubelet = { statusWrites: 3 * pods, eventWrites: 3 * pods, leaseRenewals: 
 const out = {
   ...result,
   // Its final writes at the stop (every pod's last status, Killing events) are included.
-  probelet: writes ? { statusWrites: Number(writes[1]), eventWrites: Number(writes[2]), leaseRenewals: Math.floor(elapsed / 10) * NODES } : undefined,
+  // Its own count of renewals and the longest gap between two of a node, as it saw them written.
+  probelet: writes ? { statusWrites: Number(writes[1]), eventWrites: Number(writes[2]), leaseRenewals: Number(writes[3]), longestLeaseGapS: Number(writes[4]) } : undefined,
   kubeletWouldMake: kubelet,
   goals: { allReadyWithin2MinOfScheduling: result.maxScheduledToReadyS <= 120 && result.ready === pods, rssUnder500MB: (result.fleetPeakRssMB ?? 0) <= 500, noMissedLeaseRenewal: result.maxLeaseGapS <= 15 },
 };

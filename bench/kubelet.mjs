@@ -19,8 +19,8 @@ import { createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import yaml from 'js-yaml';
-import { kubeApi } from './lib/kube-api.mjs';
 import { monotonicUs } from './lib/measure.mjs';
 import { KUBELET_USAGE, jsonLine, kubeletReport, latenessOf, parseKubeletOptions, round } from './lib/kubelet-report.mjs';
 
@@ -208,6 +208,17 @@ function podManifest(name, kind, port, o) {
  * @param {number} limitMs
  * @param {string} what
  */
+/** The HTTP status of a failed API call. @param {unknown} err */
+function codeOf(err) {
+  return err instanceof ApiException ? err.code : undefined;
+}
+
+/** What a failed API call says. @param {unknown} err */
+function messageOf(err) {
+  if (err instanceof ApiException) return `HTTP ${err.code} ${typeof err.body === 'string' ? err.body : JSON.stringify(err.body)}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
 async function waitFor(done, limitMs, what) {
   const end = Date.now() + limitMs;
   while (!(await done())) {
@@ -236,32 +247,35 @@ function findCluster() {
 
 /**
  * The kubelet's run: idle window with one probe-less pod, then all pods, then deletion.
- * @param {ReturnType<typeof kubeApi>} api
+ * @param {CoreV1Api} core  the cluster's API (@kubernetes/client-node, as `probelet node` uses)
  * @param {{ kubeletPid: number, node: string, version: string }} k
  * @param {Awaited<ReturnType<typeof startTargets>>} targets
  * @param {KubeletBenchOptions} o
  * @returns {Promise<AgentFigures>}
  */
-async function runKubelet(api, k, targets, o) {
-  const base = `/api/v1/namespaces/${NAMESPACE}/pods`;
-  const made = await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-  if (made.status !== 201 && made.status !== 409) throw new Error(`creating namespace ${NAMESPACE}: HTTP ${made.status}`);
-  await waitFor(async () => (await api('GET', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/default`)).status === 200, 60_000, 'the namespace\'s default service account');
+async function runKubelet(core, k, targets, o) {
+  const namespace = NAMESPACE;
+  await core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } }).catch((err) => {
+    if (codeOf(err) !== 409) throw new Error(`creating namespace ${namespace}: ${messageOf(err)}`);
+  });
+  await waitFor(() => core.readNamespacedServiceAccount({ name: 'default', namespace }).then(() => true, () => false), 60_000, 'the namespace\'s default service account');
+  const pods = async () => (await core.listNamespacedPod({ namespace })).items;
   const deleteAll = async () => {
-    await api('DELETE', `${base}?gracePeriodSeconds=0`);
-    await waitFor(async () => ((await api('GET', base)).body.items ?? []).length === 0, DELETE_LIMIT_MS, `deleting the pods of namespace ${NAMESPACE}`);
+    await core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
+    await waitFor(async () => (await pods()).length === 0, DELETE_LIMIT_MS, `deleting the pods of namespace ${namespace}`);
   };
   cleanups.push(deleteAll);
   await deleteAll(); // an interrupted earlier run's
-  const onNode = `/api/v1/pods?fieldSelector=spec.nodeName%3D${k.node}`;
-  const others = async () => ((await api('GET', onNode)).body.items ?? []).filter((/** @type {any} */ p) => p.metadata?.namespace !== NAMESPACE).length;
+  const others = async () => (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${k.node}` })).items.filter((p) => p.metadata?.namespace !== namespace).length;
   let otherPods = 0;
   const noteOthers = async () => void (otherPods = Math.max(otherPods, await others()));
   const create = async (/** @type {object} */ manifest) => {
-    const r = await api('POST', base, { ...manifest, spec: { .../** @type {any} */ (manifest).spec, nodeName: k.node } });
-    if (r.status !== 201) throw new Error(`creating a pod: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+    const body = /** @type {any} */ ({ ...manifest, spec: { .../** @type {any} */ (manifest).spec, nodeName: k.node } });
+    await core.createNamespacedPod({ namespace, body }).catch((err) => {
+      throw new Error(`creating a pod: ${messageOf(err).slice(0, 300)}`);
+    });
   };
-  const running = async (/** @type {number} */ n) => ((await api('GET', base)).body.items ?? []).filter((/** @type {any} */ p) => p.status?.phase === 'Running').length >= n;
+  const running = async (/** @type {number} */ n) => (await pods()).filter((p) => p.status?.phase === 'Running').length >= n;
 
   // Others' pods (the oracle's, say) on the node put their work in the kubelet's figures: wait a while for them to go.
   await waitFor(async () => (await others()) === 0, OTHERS_LIMIT_MS, 'other pods leaving the node').catch(() =>
@@ -432,15 +446,21 @@ async function main() {
     process.stderr.write(`bench: --scenario kubelet needs the local cluster's real kubelet: ${cluster.why}\n`);
     return 1;
   }
-  const api = kubeApi(cluster.kubeconfig);
-  const node = await api('GET', `/api/v1/nodes/${cluster.node}`);
-  const ready = (node.body.status?.conditions ?? []).some((/** @type {any} */ c) => c.type === 'Ready' && c.status === 'True');
-  if (node.status !== 200 || !ready) {
-    process.stderr.write(`bench: node ${cluster.node} is ${node.status === 200 ? 'not Ready' : `missing (HTTP ${node.status})`}: check \`npm run cluster:up\` (docs/cluster.md)\n`);
+  const config = new KubeConfig();
+  config.loadFromFile(cluster.kubeconfig);
+  const core = config.makeApiClient(CoreV1Api);
+  const node = await core.readNode({ name: cluster.node }).catch((err) => {
+    process.stderr.write(`bench: node ${cluster.node} is missing (${messageOf(err)}): check \`npm run cluster:up\` (docs/cluster.md)\n`);
+    return undefined;
+  });
+  if (node === undefined) return 1;
+  const ready = (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  if (!ready) {
+    process.stderr.write(`bench: node ${cluster.node} is not Ready: check \`npm run cluster:up\` (docs/cluster.md)\n`);
     return 1;
   }
   const kubeletBinary = execFileSync(join(cluster.binDir, 'kubelet'), ['--version'], { encoding: 'utf8' }).trim();
-  const kubeletVersion = `${kubeletBinary} (node ${cluster.node} reports ${node.body.status?.nodeInfo?.kubeletVersion}, runtime ${node.body.status?.nodeInfo?.containerRuntimeVersion})`;
+  const kubeletVersion = `${kubeletBinary} (node ${cluster.node} reports ${node.status?.nodeInfo?.kubeletVersion}, runtime ${node.status?.nodeInfo?.containerRuntimeVersion})`;
   const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8'));
   const probeletVersion = `probelet ${pkg.version} run --runtime cri on node ${process.version}, containerd instance ${CRI_INSTANCE}`;
 
@@ -448,7 +468,7 @@ async function main() {
   cleanups.push(targets.close);
   try {
     process.stderr.write(`bench: ${kubeletVersion}\n`);
-    const kubelet = await runKubelet(api, { kubeletPid: cluster.kubeletPid, node: cluster.node, version: kubeletVersion }, targets, o);
+    const kubelet = await runKubelet(core, { kubeletPid: cluster.kubeletPid, node: cluster.node, version: kubeletVersion }, targets, o);
     process.stdout.write(`${jsonLine(kubelet)}\n`);
     const wasUp = livePid(`/tmp/probelet-cri-${CRI_INSTANCE}/containerd.pid`, 'containerd') !== undefined;
     const endpoint = execFileSync('bash', [`${ROOT}scripts/cri-up.sh`, '--name', CRI_INSTANCE], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })

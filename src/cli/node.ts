@@ -212,9 +212,13 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
       }),
     );
     await rm(runDir, { recursive: true, force: true });
+    clients.close();
     const writes = nodes.reduce((sum, n) => ({ status: sum.status + (n.agent?.writes().status ?? 0), events: sum.events + (n.agent?.writes().events ?? 0) }), { status: 0, events: 0 });
+    const renewals = nodes.map((n) => n.agent?.leaseRenewals() ?? { count: 0, longestGapMs: 0 });
+    const leases = renewals.reduce((sum, r) => sum + r.count, 0);
+    const longestGapS = Math.max(0, ...renewals.map((r) => r.longestGapMs)) / 1000;
     // The API writes of the whole run (bench/fleet.mjs reads this line).
-    log(`stopped: ${writes.status} pod status writes, ${writes.events} event writes`);
+    log(`stopped: ${writes.status} pod status writes, ${writes.events} event writes, ${leases} Lease renewals (longest gap between two of a node: ${longestGapS.toFixed(1)} s)`);
     env.afterStop?.();
   }
 }

@@ -52,6 +52,8 @@ export interface NodeAgent {
   readonly synced: Promise<void>;
   /** Status and event writes so far (tests, the benchmark). */
   writes(): { status: number; events: number };
+  /** Lease renewals so far and the longest time between two (how late one came). */
+  leaseRenewals(): { count: number; longestGapMs: number };
   /**
    * Stops the node: no more pods are taken; every pod still running is stopped (with its
    * grace period) and its final status written, but the API objects stay (the node, not
@@ -232,6 +234,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     kubelet,
     synced: source.synced,
     writes: () => ({ status: statusSink.writes, events: eventSink.writes }),
+    leaseRenewals: () => heartbeat.renewals(),
     async close() {
       closing = true;
       source.close();

@@ -35,7 +35,7 @@ export function createEventSink(clients: KubeClients, log: (line: string) => voi
     writes++;
     if (!created.has(name)) {
       try {
-        await clients.core.createNamespacedEvent({ namespace, body: e as unknown as CoreV1Event });
+        await clients.events.createNamespacedEvent({ namespace, body: e as unknown as CoreV1Event });
         created.add(name);
         return;
       } catch (err) {
@@ -45,12 +45,12 @@ export function createEventSink(clients: KubeClients, log: (line: string) => voi
     }
     try {
       const body = { count: e.count, lastTimestamp: e.lastTimestamp, message: e.message };
-      await clients.core.patchNamespacedEvent({ name, namespace, body }, strategicMergePatch);
+      await clients.events.patchNamespacedEvent({ name, namespace, body }, strategicMergePatch);
     } catch (err) {
       // Expired (events live an hour) or removed: create it anew, as client-go does.
       if (httpStatus(err) !== 404) throw err;
       created.delete(name);
-      await clients.core.createNamespacedEvent({ namespace, body: e as unknown as CoreV1Event });
+      await clients.events.createNamespacedEvent({ namespace, body: e as unknown as CoreV1Event });
       created.add(name);
     }
   }

@@ -9,7 +9,7 @@ import type { V1Lease, V1Node } from '@kubernetes/client-node';
 import type { Node, NodeStatus, Taint } from 'kubernetes-types/core/v1.js';
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import type { Clock } from '../util/clock.js';
-import { errorMessage, httpStatus, plain, strategicMergePatch, type KubeClients } from './kube.js';
+import { errorMessage, httpStatus, plain, strategicMergePatch, withTimeout, type KubeClients } from './kube.js';
 import { initialNode, nodeStatus, statusFingerprint, type NodeIdentity } from './node-object.js';
 
 /** `kube-node-lease`: where every node's Lease lives. */
@@ -22,10 +22,23 @@ export const LEASE_RENEW_INTERVAL_MS = (NODE_LEASE_DURATION_SECONDS * 1000) / 4;
 export const NODE_STATUS_UPDATE_FREQUENCY_MS = 10_000;
 /** `nodeStatusReportFrequency`: an unchanged status is still reported this often. */
 export const NODE_STATUS_REPORT_FREQUENCY_MS = 5 * 60_000;
+/**
+ * The heartbeat client's timeout (`cmd/kubelet/app/server.go`): the smaller of
+ * `nodeStatusUpdateFrequency` and the lease duration. A renewal the API server does not
+ * answer is given up and tried again, instead of holding the next one back.
+ */
+export const HEARTBEAT_TIMEOUT_MS = Math.min(NODE_STATUS_UPDATE_FREQUENCY_MS, NODE_LEASE_DURATION_SECONDS * 1000);
+/** The lease controller's `maxUpdateRetries`: immediate tries of a renewal before it waits for the next tick. */
+export const MAX_LEASE_UPDATE_RETRIES = 5;
 
 export interface Heartbeat {
   /** The registered Node's UID. */
   readonly uid: string;
+  /**
+   * Lease renewals written so far, and the longest time between two of them (the first
+   * counted from the registration): how late a renewal came, for the benchmark and logs.
+   */
+  renewals(): { count: number; longestGapMs: number };
   /** Stops both loops (the Lease simply expires; the node lifecycle controller marks the node NotReady). */
   close(): void;
 }
@@ -64,10 +77,24 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbe
   let lastFingerprint = '';
   let lastReportAt = -Infinity;
   const timers: { lease?: unknown; status?: unknown } = {};
+  let renewalCount = 0;
+  let lastRenewalAt = clock.now();
+  let longestGapMs = 0;
+  /** A renewal was written: how long since the last one. */
+  function renewedNow(): void {
+    const now = clock.now();
+    renewalCount++;
+    longestGapMs = Math.max(longestGapMs, now - lastRenewalAt);
+    lastRenewalAt = now;
+  }
 
-  async function renewLease(): Promise<void> {
+  const leases = clients.heartbeat.coordination;
+  const timeout = withTimeout(HEARTBEAT_TIMEOUT_MS);
+
+  /** The lease controller's `newLease`: this node's Lease, renewed now, over the version last seen. */
+  function renewed(base: Lease | undefined): V1Lease {
     const name = identity.name;
-    const renewed = (base: Lease | undefined): Lease => ({
+    const lease: Lease = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       metadata: {
@@ -77,24 +104,49 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbe
         ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name, uid }],
       },
       spec: { holderIdentity: name, leaseDurationSeconds: NODE_LEASE_DURATION_SECONDS, renewTime: microTime(clock.now()) },
-    });
+    };
+    return lease as unknown as V1Lease;
+  }
+
+  /** `ensureLease`: the stored Lease, or a new one (then `created`: no update needed). */
+  async function ensureLease(): Promise<{ lease: Lease; created: boolean }> {
+    const name = identity.name;
     try {
-      if (lease === undefined) {
-        try {
-          lease = plain<Lease>(await clients.coordination.readNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE }));
-        } catch (err) {
-          if (httpStatus(err) !== 404) throw err;
-          const body = renewed(undefined) as unknown as V1Lease;
-          lease = plain<Lease>(await clients.coordination.createNamespacedLease({ namespace: NODE_LEASE_NAMESPACE, body }));
-          return;
-        }
-      }
-      const body = renewed(lease) as unknown as V1Lease;
-      lease = plain<Lease>(await clients.coordination.replaceNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE, body }));
+      return { lease: plain<Lease>(await leases.readNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE }, timeout)), created: false };
     } catch (err) {
-      // A conflict or a lost lease: read it afresh at the next renewal.
-      lease = undefined;
-      log(`node ${name}: renewing its Lease in ${NODE_LEASE_NAMESPACE} failed: ${errorMessage(err)} (retrying in ${LEASE_RENEW_INTERVAL_MS / 1000} s)`);
+      if (httpStatus(err) !== 404) throw err;
+      const created = await leases.createNamespacedLease({ namespace: NODE_LEASE_NAMESPACE, body: renewed(undefined) }, timeout);
+      return { lease: plain<Lease>(created), created: true };
+    }
+  }
+
+  /**
+   * The lease controller's `sync`: an update over the version last written (no read first),
+   * tried up to {@link MAX_LEASE_UPDATE_RETRIES} times at once (a conflict reads the Lease
+   * afresh); a Lease that is missing is created. A renewal that still fails waits for the
+   * next tick, logged.
+   */
+  async function renewLease(): Promise<void> {
+    const name = identity.name;
+    let failure: unknown;
+    for (let attempt = 0; attempt < MAX_LEASE_UPDATE_RETRIES && !closed; attempt++) {
+      try {
+        if (lease === undefined) {
+          const ensured = await ensureLease();
+          lease = ensured.lease;
+          if (ensured.created) return renewedNow();
+        }
+        lease = plain<Lease>(await leases.replaceNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE, body: renewed(lease) }, timeout));
+        return renewedNow();
+      } catch (err) {
+        failure = err;
+        // A conflict (someone else wrote it) or a lost Lease: read it afresh.
+        if (httpStatus(err) === 409 || httpStatus(err) === 404) lease = undefined;
+      }
+    }
+    lease = undefined;
+    if (failure !== undefined) {
+      log(`node ${name}: renewing its Lease in ${NODE_LEASE_NAMESPACE} failed ${MAX_LEASE_UPDATE_RETRIES} times: ${errorMessage(failure)} (retrying in ${LEASE_RENEW_INTERVAL_MS / 1000} s)`);
     }
   }
 
@@ -104,7 +156,7 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbe
     const fingerprint = statusFingerprint(status);
     if (fingerprint === lastFingerprint && now - lastReportAt < NODE_STATUS_REPORT_FREQUENCY_MS) return;
     try {
-      const patched = await clients.core.patchNodeStatus({ name: identity.name, body: { status } }, strategicMergePatch);
+      const patched = await clients.heartbeat.core.patchNodeStatus({ name: identity.name, body: { status } }, withTimeout(HEARTBEAT_TIMEOUT_MS, strategicMergePatch));
       lastStatus = plain<Node>(patched).status ?? status;
       lastFingerprint = fingerprint;
       lastReportAt = now;
@@ -126,6 +178,7 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbe
   timers.lease = clock.setTimeout(() => loop('lease', renewLease, LEASE_RENEW_INTERVAL_MS), LEASE_RENEW_INTERVAL_MS);
   return {
     uid,
+    renewals: () => ({ count: renewalCount, longestGapMs }),
     close: () => {
       closed = true;
       clock.clearTimeout(timers.lease);

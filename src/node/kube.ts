@@ -3,25 +3,60 @@
  * hand-written REST). Its typed calls turn timestamps into `Date`s; the kubelet works on the
  * API's JSON shapes (`kubernetes-types`), so what comes back is made plain again with
  * {@link plain} at this boundary and nowhere else.
+ *
+ * Connections. client-node 1.4 makes a new `https.Agent` for every call (its
+ * `applySecurityAuthentication`): a TLS handshake per request and no bound on how many run at
+ * once — a fleet of 5,000 pods opened a connection for each of its writes, and its Lease
+ * renewals waited in that crowd (one 55 s). As the kubelet does (`cmd/kubelet/app/server.go` builds a
+ * client for pods, one for events, and a heartbeat client), each kind of traffic here has a
+ * client of its own, each on one keep-alive agent: pod traffic and events on a bounded number
+ * of connections (a flood of status writes queues in the agent, not on the wire), the Lease and
+ * node status on connections of their own that no pod write can occupy.
  */
 import {
   ApiException,
   CoordinationV1Api,
   CoreV1Api,
   KubeConfig,
+  Observable,
   PatchStrategy,
+  ServerConfiguration,
   Watch,
+  createConfiguration,
   setHeaderOptions,
+  type Configuration,
+  type ObservableMiddleware,
 } from '@kubernetes/client-node';
+import { NodeHttpLibrary, pooledAgent, pooledAuthentication, type PooledAgent } from './connections.js';
 
 export interface KubeClients {
   config: KubeConfig;
+  /** Pods (list, status writes, deletes) and registration. */
   core: CoreV1Api;
   coordination: CoordinationV1Api;
+  /** Events, on connections of their own (the kubelet's `EventClient`). */
+  events: CoreV1Api;
+  /**
+   * The heartbeats (Lease renewals, node status), on connections no other traffic uses (the
+   * kubelet's `HeartbeatClient`): a flood of pod writes can never hold one back.
+   */
+  heartbeat: { core: CoreV1Api; coordination: CoordinationV1Api };
   watch: Watch;
   /** The API server's URL, for messages. */
   server: string;
+  /** Closes the kept-alive connections (the node stopped). */
+  close(): void;
 }
+
+/**
+ * Connections at most for pod traffic, and for events, of the whole process (a fleet's nodes
+ * share them). A few are plenty for an API server's answer time of milliseconds; more only
+ * cost memory and handshakes.
+ */
+export const POD_CONNECTIONS = 16;
+export const EVENT_CONNECTIONS = 8;
+/** The heartbeats' connections: a fleet's Lease renewals fall in the same second now and then. */
+export const HEARTBEAT_CONNECTIONS = 8;
 
 /**
  * Loads a kubeconfig (a file, else `$KUBECONFIG` / `~/.kube/config` as kubectl does).
@@ -42,13 +77,47 @@ export function loadKubeClients(path?: string): KubeClients {
 export function kubeClientsFrom(config: KubeConfig, source = 'kubeconfig'): KubeClients {
   const cluster = config.getCurrentCluster();
   if (!cluster) throw new Error(`${source}: no current context with a cluster; set current-context`);
+  const pods = pooledAgent(POD_CONNECTIONS);
+  const events = pooledAgent(EVENT_CONNECTIONS);
+  const heartbeat = pooledAgent(HEARTBEAT_CONNECTIONS);
+  const transport = new NodeHttpLibrary();
+  const configuration = (pool: PooledAgent): Configuration =>
+    createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server, {}),
+      authMethods: { default: pooledAuthentication(config, pool) },
+      httpApi: transport,
+    });
   return {
     config,
-    core: config.makeApiClient(CoreV1Api),
-    coordination: config.makeApiClient(CoordinationV1Api),
+    core: new CoreV1Api(configuration(pods)),
+    coordination: new CoordinationV1Api(configuration(pods)),
+    events: new CoreV1Api(configuration(events)),
+    heartbeat: { core: new CoreV1Api(configuration(heartbeat)), coordination: new CoordinationV1Api(configuration(heartbeat)) },
     watch: new Watch(config),
     server: cluster.server,
+    close: () => {
+      pods.destroy();
+      events.destroy();
+      heartbeat.destroy();
+    },
   };
+}
+
+/**
+ * Options for a call given up after `ms` (the heartbeat client's timeout), added to `options`
+ * (e.g. {@link strategicMergePatch}). The timer is the socket's, as the kubelet's
+ * `http.Client.Timeout` is: wall time, which never keeps the process alive.
+ */
+export function withTimeout(ms: number, options?: ReturnType<typeof setHeaderOptions>): ReturnType<typeof setHeaderOptions> {
+  // Shaped as client-node's own `setHeaderMiddleware`.
+  const timeout: ObservableMiddleware = {
+    pre: (context) => {
+      context.setSignal(AbortSignal.timeout(ms));
+      return new Observable(Promise.resolve(context));
+    },
+    post: (response) => new Observable(Promise.resolve(response)),
+  };
+  return { ...options, middleware: [...(options?.middleware ?? []), timeout], middlewareMergeStrategy: 'append' };
 }
 
 /** Options for a strategic merge patch (what the kubelet sends for pod and node status). */

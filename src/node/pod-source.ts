@@ -44,6 +44,17 @@ interface WatchEvent {
   object?: unknown;
 }
 
+/**
+ * The pod without `metadata.managedFields` (server-side apply's bookkeeping: three quarters of
+ * a pod's objects, 2 KB of its 5), which nothing on a node reads. A fleet keeps thousands of
+ * pods; this is the part of each it does not need.
+ */
+export function withoutManagedFields(pod: Pod): Pod {
+  if (pod.metadata?.managedFields === undefined) return pod;
+  const { managedFields: _dropped, ...metadata } = pod.metadata;
+  return { ...pod, metadata };
+}
+
 export function startPodSource(options: PodSourceOptions): PodSource {
   const { clients, nodeName, clock, random, log, handlers } = options;
   const fieldSelector = `spec.nodeName=${nodeName}`;
@@ -61,7 +72,7 @@ export function startPodSource(options: PodSourceOptions): PodSource {
     const uid = pod.metadata?.uid;
     if (!uid) return;
     known.set(uid, pod.metadata?.resourceVersion ?? '');
-    handlers.upsert(pod);
+    handlers.upsert(withoutManagedFields(pod));
   }
 
   function forget(uid: string): void {

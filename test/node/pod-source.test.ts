@@ -116,4 +116,21 @@ describe('startPodSource', () => {
     expect(s.watches[2]?.aborted).toBe(true);
     expect(clock.pendingTimers()).toBe(0);
   });
+
+  it('hands pods on without metadata.managedFields (nothing on a node reads them; a fleet keeps thousands of pods)', async () => {
+    const clock = new FakeClock(0);
+    const s = scripted();
+    const seen: Pod[] = [];
+    const managed = (p: Pod): Pod => ({ ...p, metadata: { ...p.metadata, labels: { app: 'x' }, managedFields: [{ manager: 'kube-controller-manager', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': {} } }] } });
+    s.lists.push(() => ({ metadata: { resourceVersion: '10' }, items: [managed(pod('a', '5'))] }));
+    const source = startPodSource({ clients: s.clients, nodeName: 'n1', clock, random: () => 0, log: () => undefined, handlers: { upsert: (p) => seen.push(p), remove: () => undefined } });
+    await source.synced;
+    await clock.advance(0);
+    s.watches[0]?.event('ADDED', managed(pod('b', '11')));
+    expect(seen.map((p) => p.metadata)).toEqual([
+      { name: 'a', namespace: 'ns', uid: 'uid-a', resourceVersion: '5', labels: { app: 'x' } },
+      { name: 'b', namespace: 'ns', uid: 'uid-b', resourceVersion: '11', labels: { app: 'x' } },
+    ]);
+    source.close();
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * Just enough of a Kubernetes API client for the oracle: requests and watches with the admin
- * client certificate of the kubeconfig `npm run cluster:up` writes (no client library: the
- * project has none, and the oracle needs four calls).
+ * client certificate of the kubeconfig `npm run cluster:up` writes. The one hand-written client
+ * left: `probelet node` and the benchmarks use @kubernetes/client-node; the oracle's calls by
+ * path (four of them) stay here, as they were written before the project had a client library.
  */
 import { readFileSync } from 'node:fs';
 import { request, type RequestOptions } from 'node:https';
