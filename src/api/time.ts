@@ -48,18 +48,79 @@ const TIME_FIELDS: ReadonlySet<string> = new Set([
 ]);
 const FRACTION = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\.\d+Z$/;
 
-/** A deep copy of an API object with every `metav1.Time` field cut to whole seconds, as serialized. */
+/**
+ * The copies of deeply frozen objects (the status manager's snapshots, which share every part
+ * a change left alone), frozen in turn: the kubelet hands a pod on after every change of its
+ * status, and copying all n container statuses of a pod each time made a pod of n containers
+ * O(n²) (a 2,000-container pod spent half of a simulation here). Only what is frozen all the
+ * way down is kept, so a copy never goes stale.
+ */
+const copies = new WeakMap<object, unknown>();
+/** Whether the last `copy` was of a value frozen all the way down (scalars are). */
+let deeplyFrozen = true;
+/** Frozen lists known to be another frozen list with one item replaced (see `noteReplacedItem`). */
+const derived = new WeakMap<readonly unknown[], { base: readonly unknown[]; index: number }>();
+
+/**
+ * Says that `list` is `base` with the item at `index` replaced, both frozen (or about to be):
+ * the copy of `list` is then the copy of `base` with that one item copied, not n items looked up.
+ */
+export function noteReplacedItem(list: readonly unknown[], base: readonly unknown[], index: number): void {
+  derived.set(list, { base, index });
+}
+
+/**
+ * A deep copy of an API object with every `metav1.Time` field cut to whole seconds, as
+ * serialized. Parts that were deeply frozen come back frozen (and shared between calls).
+ */
 export function serializeTimes<T>(value: T): T {
   return copy(value, '') as T;
 }
 
 function copy(value: unknown, key: string): unknown {
-  if (typeof value === 'string') return TIME_FIELDS.has(key) ? value.replace(FRACTION, '$1Z') : value;
-  if (Array.isArray(value)) return value.map((v) => copy(v, ''));
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = copy(v, k);
-    return out;
+  if (typeof value === 'string') {
+    deeplyFrozen = true;
+    return TIME_FIELDS.has(key) ? value.replace(FRACTION, '$1Z') : value;
   }
-  return value;
+  if (value === null || typeof value !== 'object') {
+    deeplyFrozen = true;
+    return value;
+  }
+  const frozen = Object.isFrozen(value);
+  if (frozen) {
+    const known = copies.get(value);
+    if (known !== undefined) {
+      deeplyFrozen = true;
+      return known;
+    }
+  }
+  let all = frozen;
+  let out: unknown;
+  if (Array.isArray(value)) {
+    const from = frozen ? derived.get(value) : undefined;
+    const baseCopy = from === undefined ? undefined : (copies.get(from.base) as unknown[] | undefined);
+    if (from !== undefined && baseCopy !== undefined && baseCopy.length === value.length) {
+      const items = baseCopy.slice();
+      items[from.index] = copy(value[from.index], '');
+      all = deeplyFrozen;
+      out = items;
+    } else {
+      const items: unknown[] = new Array<unknown>(value.length);
+      for (let i = 0; i < value.length; i++) {
+        items[i] = copy(value[i], '');
+        all &&= deeplyFrozen;
+      }
+      out = items;
+    }
+  } else {
+    const fields: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      fields[k] = copy(v, k);
+      all &&= deeplyFrozen;
+    }
+    out = fields;
+  }
+  if (all) copies.set(value, Object.freeze(out));
+  deeplyFrozen = all;
+  return out;
 }

@@ -29,6 +29,7 @@ import { checkCommand, formatMeasurements, measure, type MeasurementsLine } from
 import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
 import { admitAndReport, asNewPod, loadPods, printRejected } from './run-input.js';
 import { RUNTIME_NAMES, createRuntime, criEndpoint, runsImages, type RuntimeFlags } from './run-runtime.js';
+import { runtimeUnreachable } from '../runtime/cri/grpc-error.js';
 import { criEndpointAnswers, hostRuntimeNotice, refuseVolumeMounts } from './host-runtime.js';
 import { probeCloseOption } from './probe-close-flag.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
@@ -299,8 +300,16 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
     closing = kubelet.close();
     // Deletion is a change a watcher sees (Terminating) before any container has stopped.
     for (const pod of kubelet.listPods()) view.pod(pod);
-    const forced = await Promise.race([closing.then(() => false), stop.forced.then(() => true)]);
-    if (!forced) return logsLost && outcome.code === EXIT_OK ? EXIT_FAILED : outcome.code;
+    const failure = closing.then(
+      () => undefined,
+      (err: unknown) => ({ err }),
+    );
+    const forced = await Promise.race([failure.then(() => false), stop.forced.then(() => true)]);
+    if (!forced) {
+      const failed = await failure;
+      if (failed !== undefined) return deletionFailed(failed.err);
+      return logsLost && outcome.code === EXIT_OK ? EXIT_FAILED : outcome.code;
+    }
     view.notice('probelet: killing every container now');
     return EXIT_INTERRUPTED;
   } finally {
@@ -316,6 +325,18 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
     offSignals();
     reportMeasurements(kubelet, files, startedAt, flags.output, out);
   }
+}
+
+/**
+ * The graceful deletion failed. A container runtime that stopped answering (containerd
+ * gone, a Ctrl-C while it is down) has already said, in one line, what it left and the
+ * `crictl` line that removes it (`leftBehind`): its raw gRPC error would only repeat that
+ * less clearly, so the run ends with exit 2 ("errored") and no more words. Anything else
+ * is an error of its own, printed as such.
+ */
+function deletionFailed(err: unknown): number {
+  if (runtimeUnreachable(err)) return EXIT_USAGE;
+  throw err;
 }
 
 /** What the run measured, and the `probelet check` line that feeds it to `check`. */

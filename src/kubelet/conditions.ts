@@ -63,9 +63,14 @@ export function generateContainersReadyCondition(pod: Pod, status: PodStatus): K
     ...(spec?.initContainers ?? []).filter(isRestartableInitContainer),
     ...(spec?.containers ?? []),
   ];
-  const byName = firstByName(statuses);
-  for (const container of considered) {
-    const cs = byName.get(container.name);
+  // Statuses come in spec order: matched by position, indexed by name only past a mismatch
+  // (this runs at every readiness change; a Map of n statuses each time was n² for a pod of n).
+  let byName: Map<string, ContainerStatus> | undefined;
+  const sidecars = considered.length - (spec?.containers?.length ?? 0);
+  const regularFrom = statuses.length - (status.containerStatuses?.length ?? 0);
+  for (const [i, container] of considered.entries()) {
+    const guess = i >= sidecars ? statuses[regularFrom + i - sidecars] : undefined;
+    const cs = guess?.name === container.name ? guess : (byName ??= firstByName(statuses)).get(container.name);
     if (cs === undefined) unknown.push(container.name);
     else if (cs.ready !== true) unready.push(container.name);
   }
@@ -95,8 +100,8 @@ export function generatePodReadyCondition(
   pod: Pod,
   status: PodStatus,
   conditions: readonly PodCondition[] | undefined,
+  containersReady: KubeletPodCondition = generateContainersReadyCondition(pod, status),
 ): KubeletPodCondition {
-  const containersReady = generateContainersReadyCondition(pod, status);
   if (containersReady.status !== 'True') {
     return condition(pod, 'Ready', containersReady.status, containersReady.reason, containersReady.message);
   }
@@ -182,8 +187,9 @@ export function generatePodConditions(
     .map((c) => ({ ...c }));
   conditions.push(generatePodReadyToStartContainersCondition(pod, options.sandboxReady ?? true));
   conditions.push(generatePodInitializedCondition(pod, status));
-  conditions.push(generatePodReadyCondition(pod, status, conditions));
-  conditions.push(generateContainersReadyCondition(pod, status));
+  const containersReady = generateContainersReadyCondition(pod, status);
+  conditions.push(generatePodReadyCondition(pod, status, conditions, containersReady));
+  conditions.push(containersReady);
   conditions.push(generatePodScheduledCondition(pod));
   return conditions;
 }

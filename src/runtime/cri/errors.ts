@@ -55,7 +55,10 @@ export function explainConnectError(endpoint: string, err: unknown): Error {
   }
   if (/EACCES|permission denied/i.test(detail)) return permissionDenied(endpoint);
   if (code === GrpcStatus.UNAVAILABLE || code === GrpcStatus.DEADLINE_EXCEEDED) {
-    return new Error(`cannot reach the container runtime at ${endpoint}: ${detail}; is containerd (or CRI-O) running?`);
+    // grpc-js's wording of a refused connection: "… Last error: Error: connect ECONNREFUSED
+    // /path. Resolution note: " — the nested "Error: " and an empty note say nothing.
+    const said = detail.replace('Last error: Error: ', 'Last error: ').replace(/\.? Resolution note: *$/, '');
+    return new Error(`cannot reach the container runtime at ${endpoint}: ${said}; is containerd (or CRI-O) running?`);
   }
   return new Error(`container runtime at ${endpoint}: ${detail}`);
 }

@@ -24,3 +24,9 @@ export function grpcMessage(err: unknown): string {
   if (typeof details === 'string' && details !== '') return details;
   return err instanceof Error ? err.message : String(err);
 }
+
+/** A call that failed because the runtime did not answer at all (gone, or not there yet). */
+export function runtimeUnreachable(err: unknown): boolean {
+  const code = grpcCode(err);
+  return code === GrpcStatus.UNAVAILABLE || code === GrpcStatus.DEADLINE_EXCEEDED;
+}
