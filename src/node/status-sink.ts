@@ -51,6 +51,14 @@ export function forAPI(status: PodStatus, nodeAddress: string): PodStatus {
 }
 
 /**
+ * Conditions merge by `type` in a strategic merge patch: a field the new condition leaves out
+ * would keep its old value (Ready turning True kept `reason: ContainersNotReady`). The
+ * kubelet's two-way merge patch (statusutil.PatchPodStatus) sends such a field as null,
+ * which deletes it; here every optional field the condition lacks is sent as null.
+ */
+const CLEARED_CONDITION_FIELDS = { reason: null, message: null, lastProbeTime: null } as const;
+
+/**
  * The patch body of a status. `podIPs` and `hostIPs` merge by `ip` in a strategic merge patch,
  * so a pod whose IP changed (its sandbox re-created, as after a restart of the node) would end
  * with the old and the new IP, which the API refuses (one IP per family). The kubelet's
@@ -58,6 +66,7 @@ export function forAPI(status: PodStatus, nodeAddress: string): PodStatus {
  */
 export function statusPatch(status: PodStatus): Record<string, unknown> {
   const out: Record<string, unknown> = { ...status };
+  if (status.conditions) out.conditions = status.conditions.map((c) => ({ ...CLEARED_CONDITION_FIELDS, ...c }));
   if (status.podIPs) out.podIPs = [...status.podIPs, { $patch: 'replace' }];
   if (status.hostIPs) out.hostIPs = [...status.hostIPs, { $patch: 'replace' }];
   return out;

@@ -17,8 +17,13 @@ export function clusterUnavailable(): string | undefined {
   return undefined;
 }
 
-export function describeCluster(name: string, body: () => void): void {
-  const reason = clusterUnavailable();
+/**
+ * `describe` when the cluster (and whatever else `needs` says is missing, e.g. a containerd or
+ * a built dist/) is there; else skipped with the reason in its name, or failing under
+ * PROBELET_REQUIRE_CLUSTER=1.
+ */
+export function describeCluster(name: string, body: () => void, needs: () => string | undefined = () => undefined): void {
+  const reason = clusterUnavailable() ?? needs();
   if (reason === undefined) describe(name, body);
   else if (process.env.PROBELET_REQUIRE_CLUSTER === '1') {
     describe(name, () => {
