@@ -41,6 +41,8 @@ interface Tracked {
   inFlight?: Promise<void>;
   /** The retry of a failed write. */
   retry?: unknown;
+  /** The last write failed (its retries are not logged again: a fleet's pods during an outage). */
+  failing?: boolean;
 }
 
 /**
@@ -120,11 +122,13 @@ export function createStatusSink(clients: KubeClients, nodeAddress: string, log:
         );
         t.written = json;
         t.last = status;
+        t.failing = false;
       } catch (err) {
         const code = httpStatus(err);
         // Gone (404) or replaced by a pod of the same name (409, the UID precondition): nothing to write to.
         if (code === 404 || code === 409) return;
-        log(`pod ${t.namespace}/${t.name}: writing its status failed: ${errorMessage(err)} (retrying in ${STATUS_RETRY_MS / 1000} s)`);
+        if (t.failing !== true) log(`pod ${t.namespace}/${t.name}: writing its status failed: ${errorMessage(err)} (retrying every ${STATUS_RETRY_MS / 1000} s)`);
+        t.failing = true;
         // Keep the newest unwritten status for the retry, the next offer or a flush.
         t.pending ??= status;
         t.retry ??= clock.setTimeout(() => {

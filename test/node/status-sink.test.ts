@@ -67,17 +67,22 @@ describe('the status sink against the API', () => {
     expect(api.bodies).toHaveLength(1);
   });
 
-  it('tries a failed write again after 10 s by itself (the status manager\'s syncBatch), and not after close', async () => {
+  it('tries a failed write again after 10 s by itself (the status manager\'s syncBatch), logged once however often it fails, and not after close', async () => {
     const clock = new FakeClock(0);
     const api = fakeApi();
-    const sink = createStatusSink(api.clients, '10.0.0.1', () => undefined, clock);
+    const lines: string[] = [];
+    const sink = createStatusSink(api.clients, '10.0.0.1', (line) => lines.push(line), clock);
     sink.track('u1', 'ns', 'p');
     api.fail.next = true;
     sink.offer(pod(ready('True')));
     await clock.advance(STATUS_RETRY_MS - 1);
     expect(api.bodies).toHaveLength(0);
+    api.fail.next = true;
     await clock.advance(1);
+    expect(api.bodies).toHaveLength(0);
+    await clock.advance(STATUS_RETRY_MS);
     expect(api.bodies).toHaveLength(1);
+    expect(lines).toHaveLength(1);
     api.fail.next = true;
     sink.offer(pod(ready('False', 'ContainersNotReady')));
     await clock.advance(1);
