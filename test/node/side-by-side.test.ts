@@ -16,10 +16,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
 import { formatOutcome, ROOT, runSideBySide, type ScenarioOutcome } from '../oracle/oracle.js';
 import { SCENARIOS } from '../oracle/scenarios.js';
-import { clusterClients, describeCluster, until } from './helpers.js';
+import { clusterClients, deleteNodeObjects, describeCluster, until } from './helpers.js';
 
 /** The oracle's scenarios compared here: a readiness flap, a liveness kill and restart, an exec readiness failure, a pod that fails. */
 const NAMES = ['http-readiness-flap', 'http-liveness-500', 'exec-exit-code', 'never-exit-1'];
@@ -69,8 +68,7 @@ describeCluster('side by side with the real kubelet, through the API for both', 
       }
     } finally {
       for (const name of Object.values(namespaces)) await clients.core.deleteNamespace({ name }).catch(() => undefined);
-      await clients.coordination.deleteNamespacedLease({ name: node, namespace: NODE_LEASE_NAMESPACE }).catch(() => undefined);
-      await clients.core.deleteNode({ name: node }).catch(() => undefined);
+      await deleteNodeObjects(clients, node);
       execFileSync('bash', [join(ROOT, 'scripts/cri-down.sh'), '--name', INSTANCE], { stdio: 'ignore' });
       rmSync(agentTmp, { recursive: true, force: true });
     }
