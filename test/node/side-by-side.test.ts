@@ -37,12 +37,13 @@ describeCluster('side by side with the real kubelet, through the API for both', 
   const node = `probelet-side-${suffix}`;
   const namespaces = { kubelet: `side-kubelet-${suffix}`, probelet: `side-probelet-${suffix}` };
   const kubeconfig = process.env.KUBECONFIG?.split(':')[0] ?? '';
-  const agentTmp = mkdtempSync(join(tmpdir(), 'probelet-side-agent-'));
+  let agentTmp = '';
   let agent: ChildProcess | undefined;
   let output = '';
   let outcomes: ScenarioOutcome[] = [];
 
   beforeAll(async () => {
+    agentTmp = mkdtempSync(join(tmpdir(), 'probelet-side-agent-'));
     const endpoint = execFileSync('bash', [join(ROOT, 'scripts/cri-up.sh'), '--name', INSTANCE], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n').at(-1) ?? '';
     // The admin identity: a node name of the test's own, which no `system:node:` certificate names.
     agent = spawn(process.execPath, [join(ROOT, 'bin/probelet.js'), 'node', '--kubeconfig', kubeconfig, '--name', node, '--runtime', 'cri', '--cri-endpoint', endpoint, '--listen', '127.0.0.1:0'], {
@@ -70,7 +71,7 @@ describeCluster('side by side with the real kubelet, through the API for both', 
       for (const name of Object.values(namespaces)) await clients.core.deleteNamespace({ name }).catch(() => undefined);
       await deleteNodeObjects(clients, node);
       execFileSync('bash', [join(ROOT, 'scripts/cri-down.sh'), '--name', INSTANCE], { stdio: 'ignore' });
-      rmSync(agentTmp, { recursive: true, force: true });
+      if (agentTmp !== '') rmSync(agentTmp, { recursive: true, force: true });
     }
   }, 90_000);
 
