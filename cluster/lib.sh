@@ -36,3 +36,22 @@ component_pid() {
   tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$D/" || return 1
   echo "$pid"
 }
+
+# apiserver_args PORT CERT_DIR: the kube-apiserver flags of this cluster, serving on 127.0.0.1:PORT
+# (certificates, keys and etcd under $D, as up.sh makes them), in the array APISERVER_ARGS. One
+# list for up.sh's API server and for a second one beside it (apiserver.sh, the restart test).
+apiserver_args() {
+  local port=$1 cert_dir=$2 P="$D/pki"
+  APISERVER_ARGS=(
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port"
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT"
+    --tls-cert-file "$P/apiserver.crt" --tls-private-key-file "$P/apiserver.key" --client-ca-file "$P/ca.crt"
+    --service-account-key-file "$P/sa.pub" --service-account-signing-key-file "$P/sa.key"
+    --service-account-issuer https://kubernetes.default.svc --api-audiences https://kubernetes.default.svc
+    --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction
+    --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true
+    --kubelet-client-certificate "$P/apiserver-kubelet-client.crt" --kubelet-client-key "$P/apiserver-kubelet-client.key"
+    --kubelet-certificate-authority "$P/ca.crt" --kubelet-preferred-address-types InternalIP
+    --cert-dir "$cert_dir"
+  )
+}

@@ -126,17 +126,8 @@ start_component etcd "$ETCD_PORT" "$ETCD_PEER_PORT" -- "$BIN/etcd" --name probel
   --initial-cluster "probelet=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls "" --log-level warn
 wait_for etcd 30 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
 
-start_component kube-apiserver "$API_PORT" -- "$BIN/kube-apiserver" \
-  --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
-  --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-  --tls-cert-file "$P/apiserver.crt" --tls-private-key-file "$P/apiserver.key" --client-ca-file "$P/ca.crt" \
-  --service-account-key-file "$P/sa.pub" --service-account-signing-key-file "$P/sa.key" \
-  --service-account-issuer https://kubernetes.default.svc --api-audiences https://kubernetes.default.svc \
-  --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
-  --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
-  --kubelet-client-certificate "$P/apiserver-kubelet-client.crt" --kubelet-client-key "$P/apiserver-kubelet-client.key" \
-  --kubelet-certificate-authority "$P/ca.crt" --kubelet-preferred-address-types InternalIP \
-  --cert-dir "$D/pki/apiserver-generated"
+apiserver_args "$API_PORT" "$D/pki/apiserver-generated"
+start_component kube-apiserver "$API_PORT" -- "$BIN/kube-apiserver" "${APISERVER_ARGS[@]}"
 wait_for kube-apiserver 90 curl_api /readyz
 
 start_component kube-controller-manager "$KCM_PORT" -- "$BIN/kube-controller-manager" \

@@ -492,7 +492,9 @@ export class Kubelet {
       podIsTerminal: rec.lifecycle === 'terminated',
     });
     this.probeManager.updatePodStatus(rec.pod, status);
-    status.conditions = generatePodConditions(rec.pod, status, { sandboxReady: rec.sandbox !== undefined });
+    // A terminated pod's sandbox is stopped (`killPod` in SyncTerminatingPod): not ready, as
+    // `podHasSandboxReady` then finds it; its IP stays in the status.
+    status.conditions = generatePodConditions(rec.pod, status, { sandboxReady: rec.sandbox !== undefined && rec.lifecycle !== 'terminated' });
     this.statusManager.setPodStatus(rec.pod, status);
     return status;
   }

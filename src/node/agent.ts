@@ -110,7 +110,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     ...(options.lifecycleHandlers ? { lifecycleHandlers: options.lifecycleHandlers } : {}),
     ...(options.flightRecorder === false ? { flightRecorder: false } : {}),
   });
-  const statusSink: StatusSink = createStatusSink(clients, options.address, log);
+  const statusSink: StatusSink = createStatusSink(clients, options.address, log, clock);
   const eventSink: EventSink = createEventSink(clients, log);
   const offStatus = kubelet.onPodStatus((pod) => statusSink.offer(pod));
   const offEvents = recorder.subscribe((event) => eventSink.offer(event));
@@ -211,6 +211,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
           }
           return;
         }
+        if (known?.state === 'running') statusSink.reconcile(pod);
         if (known || kubelet.hasPod(uid) || refused.has(uid)) return;
         // A pod that finished before this node saw it is not run again.
         const phase = pod.status?.phase;
@@ -244,6 +245,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       // What is left to tell the API is told if it answers soon: one out of reach must not hold the stop.
       const flushed = Promise.all([...terminations, ...[...pods.keys()].map((uid) => statusSink.flush(uid)), eventSink.flush()]);
       await withinMs(clock, CLOSE_FLUSH_LIMIT_MS, flushed);
+      statusSink.close();
       offStatus();
       offEvents();
       heartbeat.close();

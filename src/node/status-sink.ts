@@ -6,6 +6,7 @@
  * flight per pod, the newest status winning over any queued one.
  */
 import type { Pod, PodStatus } from '../api/types.js';
+import { realClock, type Clock } from '../util/clock.js';
 import { errorMessage, httpStatus, strategicMergePatch, type KubeClients } from './kube.js';
 
 export interface StatusSink {
@@ -17,6 +18,14 @@ export interface StatusSink {
   flush(uid: string): Promise<void>;
   /** Stops writing a pod's status (the API object is gone). */
   untrack(uid: string): void;
+  /**
+   * The pod as the API now holds it (a watch event, a re-list): its status is written again when
+   * another writer changed the conditions this node wrote (the node lifecycle controller sets
+   * Ready False while the node is out of reach), and a write that failed is tried again.
+   */
+  reconcile(apiPod: Pod): void;
+  /** Stops the retries of failed writes (the node is stopping). */
+  close(): void;
   /** How many status writes were made, for tests and the benchmark. */
   readonly writes: number;
 }
@@ -26,9 +35,21 @@ interface Tracked {
   name: string;
   /** JSON of the status last written. */
   written?: string;
+  /** The status last written. */
+  last?: PodStatus;
   pending?: PodStatus;
   inFlight?: Promise<void>;
+  /** The retry of a failed write. */
+  retry?: unknown;
+  /** The last write failed (its retries are not logged again: a fleet's pods during an outage). */
+  failing?: boolean;
 }
+
+/**
+ * A failed write is tried again after the status manager's `syncPeriod` (10 s: its syncBatch
+ * writes every status the API does not hold yet), not only at the pod's next change.
+ */
+export const STATUS_RETRY_MS = 10_000;
 
 /** The address the local runtimes give a pod and its host: loopback (they share the host's network). */
 const LOOPBACK = '127.0.0.1';
@@ -51,6 +72,14 @@ export function forAPI(status: PodStatus, nodeAddress: string): PodStatus {
 }
 
 /**
+ * Conditions merge by `type` in a strategic merge patch: a field the new condition leaves out
+ * would keep its old value (Ready turning True kept `reason: ContainersNotReady`). The
+ * kubelet's two-way merge patch (statusutil.PatchPodStatus) sends such a field as null,
+ * which deletes it; here every optional field the condition lacks is sent as null.
+ */
+const CLEARED_CONDITION_FIELDS = { reason: null, message: null, lastProbeTime: null } as const;
+
+/**
  * The patch body of a status. `podIPs` and `hostIPs` merge by `ip` in a strategic merge patch,
  * so a pod whose IP changed (its sandbox re-created, as after a restart of the node) would end
  * with the old and the new IP, which the API refuses (one IP per family). The kubelet's
@@ -58,12 +87,24 @@ export function forAPI(status: PodStatus, nodeAddress: string): PodStatus {
  */
 export function statusPatch(status: PodStatus): Record<string, unknown> {
   const out: Record<string, unknown> = { ...status };
+  if (status.conditions) out.conditions = status.conditions.map((c) => ({ ...CLEARED_CONDITION_FIELDS, ...c }));
   if (status.podIPs) out.podIPs = [...status.podIPs, { $patch: 'replace' }];
   if (status.hostIPs) out.hostIPs = [...status.hostIPs, { $patch: 'replace' }];
   return out;
 }
 
-export function createStatusSink(clients: KubeClients, nodeAddress: string, log: (line: string) => void): StatusSink {
+/**
+ * Whether the API's status still has the conditions `written` wrote (status, reason, message),
+ * as `isPodStatusByKubeletEqual` (pkg/kubelet/status) compares the kubelet's conditions.
+ */
+export function conditionsByNodeEqual(written: PodStatus, api: PodStatus | undefined): boolean {
+  return (written.conditions ?? []).every((c) => {
+    const other = api?.conditions?.find((x) => x.type === c.type);
+    return other !== undefined && other.status === c.status && (other.reason ?? '') === (c.reason ?? '') && (other.message ?? '') === (c.message ?? '');
+  });
+}
+
+export function createStatusSink(clients: KubeClients, nodeAddress: string, log: (line: string) => void, clock: Clock = realClock): StatusSink {
   const pods = new Map<string, Tracked>();
   let writes = 0;
 
@@ -80,13 +121,20 @@ export function createStatusSink(clients: KubeClients, nodeAddress: string, log:
           strategicMergePatch,
         );
         t.written = json;
+        t.last = status;
+        t.failing = false;
       } catch (err) {
         const code = httpStatus(err);
         // Gone (404) or replaced by a pod of the same name (409, the UID precondition): nothing to write to.
         if (code === 404 || code === 409) return;
-        log(`pod ${t.namespace}/${t.name}: writing its status failed: ${errorMessage(err)} (the next change retries)`);
-        // Keep the newest unwritten status for the next offer or flush.
+        if (t.failing !== true) log(`pod ${t.namespace}/${t.name}: writing its status failed: ${errorMessage(err)} (retrying every ${STATUS_RETRY_MS / 1000} s)`);
+        t.failing = true;
+        // Keep the newest unwritten status for the retry, the next offer or a flush.
         t.pending ??= status;
+        t.retry ??= clock.setTimeout(() => {
+          t.retry = undefined;
+          void kick(uid, t);
+        }, STATUS_RETRY_MS);
         return;
       }
     }
@@ -117,7 +165,28 @@ export function createStatusSink(clients: KubeClients, nodeAddress: string, log:
       if (t.pending !== undefined) await kick(uid, t);
     },
     untrack(uid) {
+      const t = pods.get(uid);
+      if (t?.retry !== undefined) clock.clearTimeout(t.retry);
       pods.delete(uid);
+    },
+    close() {
+      for (const t of pods.values()) {
+        if (t.retry !== undefined) clock.clearTimeout(t.retry);
+        t.retry = undefined;
+      }
+    },
+    reconcile(apiPod) {
+      const uid = apiPod.metadata?.uid ?? '';
+      const t = pods.get(uid);
+      // A write in flight answers for itself; the watch may still be showing the one before it.
+      if (!t || t.inFlight) return;
+      if (t.pending === undefined) {
+        if (t.last === undefined || conditionsByNodeEqual(t.last, apiPod.status)) return;
+        // needsReconcile → syncPod: the status this node holds is written again.
+        t.pending = t.last;
+        t.written = undefined;
+      }
+      void kick(uid, t);
     },
     get writes() {
       return writes;

@@ -413,6 +413,19 @@ describe('probe-driven kills (§10.4, §10.6)', () => {
     expect(h.runtime.calls).toContain('stop app grace=3000');
   });
 
+  it('a pod that finished (restartPolicy Never, exit 1): its sandbox is stopped, so PodReadyToStartContainers turns False and its IP stays (the kubelet, scenario never-exit-1 side by side)', async () => {
+    const h = harness([podOf([app()], { restartPolicy: 'Never' })]);
+    await settle(h.clock);
+    const ready = () => h.pod().status?.conditions?.find((c) => c.type === 'PodReadyToStartContainers')?.status;
+    expect(ready()).toBe('True');
+    const ip = h.pod().status?.podIP;
+    h.runtime.exit(h.runtime.running('app')!.id, 1);
+    await h.clock.advance(5000);
+    expect(h.pod().status?.phase).toBe('Failed');
+    expect(ready()).toBe('False');
+    expect(h.pod().status?.podIP).toBe(ip);
+  });
+
   it('a non-running container with a liveness Failure cached is not killed (D4)', async () => {
     const h = harness([podOf([app({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: 1 } })], { restartPolicy: 'Never' })]);
     await settle(h.clock);

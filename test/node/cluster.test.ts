@@ -8,21 +8,21 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppsV1Api, DiscoveryV1Api, type V1Deployment, type V1Namespace, type V1Service } from '@kubernetes/client-node';
+import { AppsV1Api, DiscoveryV1Api, type V1Deployment, type V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Event, Pod } from '../../src/api/types.js';
-import { startNodeAgent, type NodeAgent } from '../../src/node/agent.js';
+import type { NodeAgent } from '../../src/node/agent.js';
 import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
 import { plain, type KubeClients } from '../../src/node/kube.js';
 import { detectNodeAddress } from '../../src/node/node-object.js';
-import { createProcessRuntime } from '../../src/runtime/process-runtime.js';
-import { clusterClients, describeCluster, until } from './helpers.js';
+import { clusterClients, deleteNodeObjects, describeCluster, startProcessNode, isReady, testNamespace, until } from './helpers.js';
 
 describeCluster('probelet node on a real control plane', () => {
   const suffix = randomBytes(3).toString('hex');
   const nodeName = `probelet-test-${suffix}`;
   const namespace = `probelet-node-${suffix}`;
   let clients: KubeClients;
+  let ns: ReturnType<typeof testNamespace>;
   let apps: AppsV1Api;
   let discovery: DiscoveryV1Api;
   let agent: NodeAgent;
@@ -37,45 +37,29 @@ describeCluster('probelet node on a real control plane', () => {
     discovery = clients.config.makeApiClient(DiscoveryV1Api);
     runDir = mkdtempSync(join(tmpdir(), 'probelet-node-run-'));
     markDir = mkdtempSync(join(tmpdir(), 'probelet-node-marks-'));
-    await clients.core.createNamespace({ body: { metadata: { name: namespace } } as V1Namespace });
-    agent = await startNodeAgent({
-      clients,
-      name: nodeName,
-      runtime: createProcessRuntime({ runDir }),
-      runtimeVersion: 'probelet-process://test',
-      probeletVersion: 'test',
-      port: 10255,
-      address: nodeAddress,
-      log: (line) => logs.push(line),
-    });
-    await agent.synced;
+    ns = testNamespace(clients, namespace);
+    await ns.create();
+    agent = await startProcessNode({ clients: clients, name: nodeName, runDir, logs, port: 10255, address: nodeAddress });
   }, 60_000);
 
   afterAll(async () => {
     try {
-      await apps.deleteNamespacedDeployment({ name: 'web', namespace }).catch(() => undefined);
-      await until('the pods of the test namespace to be gone', async () => ((await listPods()).length === 0 ? true : undefined), 60_000).catch(() => undefined);
+      await ns?.deleteDeployment('web');
     } finally {
       await agent?.close();
-      await clients.core.deleteNamespace({ name: namespace }).catch(() => undefined);
-      await clients.coordination.deleteNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE }).catch(() => undefined);
-      await clients.core.deleteNode({ name: nodeName }).catch(() => undefined);
+      await ns?.delete();
+      await deleteNodeObjects(clients, nodeName);
       rmSync(runDir, { recursive: true, force: true });
       rmSync(markDir, { recursive: true, force: true });
     }
   }, 120_000);
 
-  async function listPods(): Promise<Pod[]> {
-    const list = await clients.core.listNamespacedPod({ namespace });
-    return plain<{ items: Pod[] }>(list).items.filter((p) => !p.metadata?.deletionTimestamp);
-  }
+  const listPods = (): Promise<Pod[]> => ns.pods();
 
   async function podEvents(pod: string): Promise<Event[]> {
     const list = await clients.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${pod}` });
     return plain<{ items: Event[] }>(list).items;
   }
-
-  const isReady = (p: Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
   /** Names of the pods the Service's EndpointSlices list as ready. */
   async function readyEndpoints(): Promise<string[]> {
@@ -150,10 +134,7 @@ describeCluster('probelet node on a real control plane', () => {
     await clients.core.createNamespacedService({ namespace, body: service });
     await apps.createNamespacedDeployment({ namespace, body: deployment(['sh', '-c', 'test ! -e "$MARK_DIR/$HOSTNAME.unready"'], 'v1') });
 
-    const pods = await until('3 Ready pods on the node', async () => {
-      const ps = await listPods();
-      return ps.length === 3 && ps.every((p) => isReady(p) && p.spec?.nodeName === nodeName) ? ps : undefined;
-    });
+    const pods = await until('3 Ready pods on the node', () => ns.readyOn(nodeName, 3));
     const names = pods.map((p) => p.metadata?.name ?? '').sort();
     for (const p of pods) {
       expect(p.status).toMatchObject({ phase: 'Running', podIP: nodeAddress, hostIP: nodeAddress, observedGeneration: 1 });

@@ -15,16 +15,16 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AppsV1Api, DiscoveryV1Api, type V1Deployment, type V1Namespace, type V1Service } from '@kubernetes/client-node';
+import { AppsV1Api, DiscoveryV1Api, type V1Deployment, type V1Service } from '@kubernetes/client-node';
 import { loadAll } from 'js-yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Event, Pod } from '../../src/api/types.js';
 import { plain, type KubeClients } from '../../src/node/kube.js';
 import { createCriClient } from '../../src/runtime/cri/client.js';
 import { NODE_LABEL } from '../../src/runtime/cri/pod-config.js';
 import { CRI_ENDPOINT, criUnavailable } from '../cri/helpers.js';
 import { aliveWithMarker, killMarked, markerEnv } from '../helpers/processes.js';
-import { clusterClients, clusterUnavailable, until } from './helpers.js';
+import { clusterClients, describeCluster, testNamespace, until } from './helpers.js';
 import { cgroupHome } from '../../src/spawn/cgroup.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -36,14 +36,18 @@ function nodeKubeconfig(): string {
   return process.env.PROBELET_NODE_KUBECONFIG ?? join(dirname(process.env.KUBECONFIG?.split(':')[0] ?? '.'), 'probelet-node.kubeconfig');
 }
 
-function unavailable(): string | undefined {
-  const cluster = clusterUnavailable();
-  if (cluster) return cluster;
-  const cri = process.env.PROBELET_NODE_CRI_ENDPOINT === undefined ? criUnavailable() : existsSync(SOCKET) ? undefined : `no containerd at ${ENDPOINT}`;
-  if (cri) return `${cri} (or set PROBELET_NODE_CRI_ENDPOINT to a \`npm run cri:up -- --name node\` instance)`;
+/** What the process suite needs beside the cluster: the node kubeconfig and a built dist/. */
+function processNeeds(): string | undefined {
   if (!existsSync(nodeKubeconfig())) return `no node kubeconfig at ${nodeKubeconfig()} (cluster:up writes it; or set PROBELET_NODE_KUBECONFIG)`;
   if (!existsSync(join(ROOT, 'dist/cli/main.js'))) return 'dist/ is not built (npm run build)';
   return undefined;
+}
+
+/** What the CRI suite needs beside the cluster: a containerd, and what the process suite needs. */
+function criNeeds(): string | undefined {
+  const cri = process.env.PROBELET_NODE_CRI_ENDPOINT === undefined ? criUnavailable() : existsSync(SOCKET) ? undefined : `no containerd at ${ENDPOINT}`;
+  if (cri) return `${cri} (or set PROBELET_NODE_CRI_ENDPOINT to a \`npm run cri:up -- --name node\` instance)`;
+  return processNeeds();
 }
 
 /**
@@ -58,18 +62,6 @@ function instanceSubnet(): string | undefined {
 }
 const SUBNET = instanceSubnet();
 const LINK_LOCAL = SUBNET?.startsWith('169.254.') ?? false;
-
-function describeNodeCri(name: string, body: () => void): void {
-  const reason = unavailable();
-  if (reason === undefined) describe(name, body);
-  else if (process.env.PROBELET_REQUIRE_CLUSTER === '1')
-    describe(name, () => {
-      it(`needs a cluster and a containerd: ${reason}`, () => {
-        throw new Error(`PROBELET_REQUIRE_CLUSTER=1 but ${reason}`);
-      });
-    });
-  else describe.skip(`${name} — skipped: ${reason}`, body);
-}
 
 interface Agent {
   child: ChildProcess;
@@ -116,9 +108,10 @@ async function runningContainersByPod(namespace: string): Promise<Map<string, nu
   }
 }
 
-describeNodeCri(`probelet node --runtime cri on a real control plane (${ENDPOINT})`, () => {
+describeCluster(`probelet node --runtime cri on a real control plane (${ENDPOINT})`, () => {
   const namespace = `probelet-node-cri-${randomBytes(3).toString('hex')}`;
   let clients: KubeClients;
+  let ns: ReturnType<typeof testNamespace>;
   let apps: AppsV1Api;
   let discovery: DiscoveryV1Api;
   let agent: Agent | undefined;
@@ -127,7 +120,8 @@ describeNodeCri(`probelet node --runtime cri on a real control plane (${ENDPOINT
     clients = clusterClients();
     apps = clients.config.makeApiClient(AppsV1Api);
     discovery = clients.config.makeApiClient(DiscoveryV1Api);
-    await clients.core.createNamespace({ body: { metadata: { name: namespace } } as V1Namespace });
+    ns = testNamespace(clients, namespace);
+    await ns.create();
     agent = startAgent();
     await until('the node to register', async () => (/node probelet-node registered/.test(agent?.output() ?? '') ? true : undefined), 30_000).catch((err: unknown) => {
       throw new Error(`${String(err)}; its output:\n${agent?.output() ?? ''}`);
@@ -136,23 +130,14 @@ describeNodeCri(`probelet node --runtime cri on a real control plane (${ENDPOINT
 
   afterAll(async () => {
     try {
-      await apps.deleteNamespacedDeployment({ name: 'web', namespace }).catch(() => undefined);
-      await until('the pods of the test namespace to be gone', async () => ((await listPods()).length === 0 ? true : undefined), 60_000).catch(() => undefined);
+      await ns?.deleteDeployment('web');
     } finally {
       await stopAgent(agent, 'SIGTERM');
-      await clients.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+      await ns?.delete();
     }
   }, 120_000);
 
-  async function listPods(): Promise<Pod[]> {
-    const list = await clients.core.listNamespacedPod({ namespace });
-    return plain<{ items: Pod[] }>(list).items.filter((p) => !p.metadata?.deletionTimestamp);
-  }
-  const isReady = (p: Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
-  const threeReady = async (): Promise<Pod[] | undefined> => {
-    const ps = await listPods();
-    return ps.length === 3 && ps.every((p) => isReady(p) && p.spec?.nodeName === NODE) ? ps : undefined;
-  };
+  const threeReady = (): Promise<Pod[] | undefined> => ns.readyOn(NODE, 3);
 
   async function readyEndpoints(): Promise<string[]> {
     const slices = await discovery.listNamespacedEndpointSlice({ namespace, labelSelector: 'kubernetes.io/service-name=web' });
@@ -236,54 +221,35 @@ describeNodeCri(`probelet node --runtime cri on a real control plane (${ENDPOINT
     expect(after.map((p) => p.metadata?.uid).sort()).toEqual(before.map((p) => p.metadata?.uid).sort());
     for (const p of after) expect(p.status?.containerStatuses?.[0]?.ready).toBe(true);
   }, 120_000);
-});
-
-function describeNodeProcess(name: string, body: () => void): void {
-  const reason = clusterUnavailable() ?? (!existsSync(nodeKubeconfig()) ? `no node kubeconfig at ${nodeKubeconfig()}` : !existsSync(join(ROOT, 'dist/cli/main.js')) ? 'dist/ is not built (npm run build)' : undefined);
-  if (reason === undefined) describe(name, body);
-  else if (process.env.PROBELET_REQUIRE_CLUSTER === '1')
-    describe(name, () => {
-      it(`needs a cluster: ${reason}`, () => {
-        throw new Error(`PROBELET_REQUIRE_CLUSTER=1 but ${reason}`);
-      });
-    });
-  else describe.skip(`${name} — skipped: ${reason}`, body);
-}
+}, criNeeds);
 
 // In this file, after the CRI suite: both act as the one node the `system:node:probelet-node` certificate allows.
-describeNodeProcess('probelet node --runtime process killed with SIGKILL and started again', () => {
+describeCluster('probelet node --runtime process killed with SIGKILL and started again', () => {
   const namespace = `probelet-node-proc-${randomBytes(3).toString('hex')}`;
   const { marker } = markerEnv();
   let clients: KubeClients;
+  let ns: ReturnType<typeof testNamespace>;
   let apps: AppsV1Api;
   let agent: Agent | undefined;
 
   beforeAll(async () => {
     clients = clusterClients();
     apps = clients.config.makeApiClient(AppsV1Api);
-    await clients.core.createNamespace({ body: { metadata: { name: namespace } } as V1Namespace });
+    ns = testNamespace(clients, namespace);
+    await ns.create();
   });
 
   afterAll(async () => {
     try {
-      await apps.deleteNamespacedDeployment({ name: 'web', namespace }).catch(() => undefined);
-      await until('the pods to be gone', async () => ((await listPods()).length === 0 ? true : undefined), 60_000).catch(() => undefined);
+      await ns?.deleteDeployment('web');
     } finally {
       await stopAgent(agent, 'SIGTERM');
       killMarked(marker);
-      await clients.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+      await ns?.delete();
     }
   }, 120_000);
 
-  async function listPods(): Promise<Pod[]> {
-    const list = await clients.core.listNamespacedPod({ namespace });
-    return plain<{ items: Pod[] }>(list).items.filter((p) => !p.metadata?.deletionTimestamp);
-  }
-  const isReady = (p: Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
-  const threeReady = async (): Promise<Pod[] | undefined> => {
-    const ps = await listPods();
-    return ps.length === 3 && ps.every((p) => isReady(p) && p.spec?.nodeName === NODE) ? ps : undefined;
-  };
+  const threeReady = (): Promise<Pod[] | undefined> => ns.readyOn(NODE, 3);
   /** The containers' processes (their `sleep`), by the marker in their environment. */
   const containers = (): number => aliveWithMarker(marker).filter((p) => p.cmdline.startsWith('sleep')).length;
 
@@ -336,4 +302,4 @@ describeNodeProcess('probelet node --runtime process killed with SIGKILL and sta
     // Never more than one copy of each while they came back.
     expect(containers()).toBe(3);
   }, 150_000);
-});
+}, processNeeds);

@@ -9,15 +9,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig, type V1Namespace, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
-import { startNodeAgent, type NodeAgent } from '../../src/node/agent.js';
-import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
-import { kubeClientsFrom, plain, type KubeClients } from '../../src/node/kube.js';
-import { detectNodeAddress } from '../../src/node/node-object.js';
-import { createProcessRuntime } from '../../src/runtime/process-runtime.js';
-import { clusterClients, describeCluster, until } from './helpers.js';
+import type { NodeAgent } from '../../src/node/agent.js';
+import { plain, type KubeClients } from '../../src/node/kube.js';
+import { adminClientsVia, adminServer, clusterClients, deleteNodeObjects, describeCluster, startProcessNode, runningPods, testNamespace, until } from './helpers.js';
 
 interface Proxy {
   port: number;
@@ -85,6 +82,7 @@ describeCluster('probelet node through faults between it and a real API server',
   const nodeName = `probelet-fault-${suffix}`;
   const namespace = `probelet-fault-${suffix}`;
   let admin: KubeClients;
+  let ns: ReturnType<typeof testNamespace>;
   let proxy: Proxy;
   let agent: NodeAgent;
   let runDir: string;
@@ -92,33 +90,12 @@ describeCluster('probelet node through faults between it and a real API server',
 
   beforeAll(async () => {
     admin = clusterClients();
-    const config = new KubeConfig();
-    config.loadFromFile(process.env.KUBECONFIG?.split(':')[0] ?? '');
-    const cluster = config.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig has no current cluster');
-    const url = new URL(cluster.server);
+    const url = adminServer();
     proxy = await startProxy(url.hostname, Number(url.port || 443));
-    url.port = String(proxy.port);
-    const proxied = new KubeConfig();
-    proxied.loadFromOptions({
-      clusters: [{ ...cluster, server: url.origin }],
-      users: config.users,
-      contexts: config.contexts,
-      currentContext: config.currentContext,
-    });
     runDir = mkdtempSync(join(tmpdir(), 'probelet-fault-run-'));
-    await admin.core.createNamespace({ body: { metadata: { name: namespace } } as V1Namespace });
-    agent = await startNodeAgent({
-      clients: kubeClientsFrom(proxied),
-      name: nodeName,
-      runtime: createProcessRuntime({ runDir }),
-      runtimeVersion: 'probelet-process://test',
-      probeletVersion: 'test',
-      port: 0,
-      address: detectNodeAddress() ?? '10.255.255.1',
-      log: (line) => logs.push(line),
-    });
-    await agent.synced;
+    ns = testNamespace(admin, namespace);
+    await ns.create();
+    agent = await startProcessNode({ clients: adminClientsVia(proxy.port), name: nodeName, runDir, logs });
   }, 60_000);
 
   afterAll(async () => {
@@ -127,47 +104,16 @@ describeCluster('probelet node through faults between it and a real API server',
       await admin.core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
     } finally {
       await proxy?.close();
-      await admin.core.deleteNamespace({ name: namespace }).catch(() => undefined);
-      await admin.coordination.deleteNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE }).catch(() => undefined);
-      await admin.core.deleteNode({ name: nodeName }).catch(() => undefined);
+      await ns?.delete();
+      await deleteNodeObjects(admin, nodeName);
       rmSync(runDir, { recursive: true, force: true });
     }
   }, 90_000);
 
-  async function listPods(): Promise<Pod[]> {
-    return plain<{ items: Pod[] }>(await admin.core.listNamespacedPod({ namespace })).items;
-  }
-
-  async function createPod(name: string): Promise<void> {
-    const pod = {
-      metadata: { name, namespace },
-      spec: {
-        nodeName,
-        terminationGracePeriodSeconds: 1,
-        containers: [{ name: 'app', image: 'probelet.local/busybox:test', command: ['sleep', '3600'], readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 } }],
-      },
-    } as unknown as V1Pod;
-    await admin.core.createNamespacedPod({ namespace, body: pod });
-  }
-
-  const ready = (p: Pod | undefined): boolean => p?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
-
-  async function readyPods(names: string[]): Promise<Pod[]> {
-    return until(`${names.join(', ')} Ready`, async () => {
-      const ps = await listPods();
-      const found = names.map((n) => ps.find((p) => p.metadata?.name === n));
-      return found.every(ready) ? (found as Pod[]) : undefined;
-    });
-  }
-
-  /** What the node runs: pod names (each once) and running containers per pod. */
-  function running(): string[] {
-    return agent.kubelet
-      .listPods()
-      .filter((p) => p.status?.phase === 'Running')
-      .map((p) => p.metadata?.name ?? '')
-      .sort();
-  }
+  const listPods = (): Promise<Pod[]> => ns.pods({ deleting: true });
+  const createPod = (name: string): Promise<void> => ns.createSleepPod(name, nodeName);
+  const readyPods = (names: string[]): Promise<Pod[]> => ns.readyPods(names);
+  const running = (): string[] => runningPods(agent.kubelet);
 
   it('a cut watch resumes: a pod created afterwards runs, none runs twice', async () => {
     await createPod('a');

@@ -6,7 +6,14 @@
  */
 import { existsSync } from 'node:fs';
 import { describe, it } from 'vitest';
-import { loadKubeClients, type KubeClients } from '../../src/node/kube.js';
+import { AppsV1Api, KubeConfig, type V1Namespace, type V1Pod } from '@kubernetes/client-node';
+import type { Pod } from '../../src/api/types.js';
+import type { Kubelet } from '../../src/kubelet/kubelet.js';
+import { startNodeAgent, type NodeAgent } from '../../src/node/agent.js';
+import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
+import { kubeClientsFrom, loadKubeClients, plain, type KubeClients } from '../../src/node/kube.js';
+import { detectNodeAddress } from '../../src/node/node-object.js';
+import { createProcessRuntime } from '../../src/runtime/process-runtime.js';
 
 /** Why the cluster tests cannot run here, or undefined when they can. */
 export function clusterUnavailable(): string | undefined {
@@ -17,8 +24,13 @@ export function clusterUnavailable(): string | undefined {
   return undefined;
 }
 
-export function describeCluster(name: string, body: () => void): void {
-  const reason = clusterUnavailable();
+/**
+ * `describe` when the cluster (and whatever else `needs` says is missing, e.g. a containerd or
+ * a built dist/) is there; else skipped with the reason in its name, or failing under
+ * PROBELET_REQUIRE_CLUSTER=1.
+ */
+export function describeCluster(name: string, body: () => void, needs: () => string | undefined = () => undefined): void {
+  const reason = clusterUnavailable() ?? needs();
   if (reason === undefined) describe(name, body);
   else if (process.env.PROBELET_REQUIRE_CLUSTER === '1') {
     describe(name, () => {
@@ -47,4 +59,102 @@ export async function until<T>(what: string, check: () => Promise<T | undefined>
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+/** Whether the pod's Ready condition is True. */
+export const isReady = (p: Pod | undefined): boolean => p?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+/** A test namespace through the admin client: made in beforeAll, its pods listed and awaited by the suites. */
+export function testNamespace(clients: KubeClients, namespace: string) {
+  const self = {
+    name: namespace,
+    create: async (): Promise<void> => void (await clients.core.createNamespace({ body: { metadata: { name: namespace } } as V1Namespace })),
+    delete: async (): Promise<void> => void (await clients.core.deleteNamespace({ name: namespace }).catch(() => undefined)),
+    /** Its pods; those being deleted (a deletionTimestamp) only with `deleting`. */
+    async pods(options: { deleting?: boolean } = {}): Promise<Pod[]> {
+      const items = plain<{ items: Pod[] }>(await clients.core.listNamespacedPod({ namespace })).items;
+      return options.deleting === true ? items : items.filter((p) => !p.metadata?.deletionTimestamp);
+    },
+    /** Exactly `count` pods, all Ready and on `node`; undefined otherwise (for {@link until}). */
+    async readyOn(node: string, count: number): Promise<Pod[] | undefined> {
+      const ps = await self.pods();
+      return ps.length === count && ps.every((p) => isReady(p) && p.spec?.nodeName === node) ? ps : undefined;
+    },
+    /** Waits until every named pod is Ready. */
+    readyPods: (names: string[], timeoutMs = 30_000): Promise<Pod[]> =>
+      until(`${names.join(', ')} Ready`, async () => {
+        const ps = await self.pods({ deleting: true });
+        const found = names.map((n) => ps.find((p) => p.metadata?.name === n));
+        return found.every(isReady) ? (found as Pod[]) : undefined;
+      }, timeoutMs),
+    /** A pod bound to `node` that sleeps, with an exec readiness probe `true` every second. */
+    async createSleepPod(name: string, node: string): Promise<void> {
+      const pod = {
+        metadata: { name, namespace },
+        spec: {
+          nodeName: node,
+          terminationGracePeriodSeconds: 1,
+          containers: [{ name: 'app', image: 'probelet.local/busybox:test', command: ['sleep', '3600'], readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 } }],
+        },
+      } as unknown as V1Pod;
+      await clients.core.createNamespacedPod({ namespace, body: pod });
+    },
+    /** Deletes the Deployment `name` and waits up to `timeoutMs` for the namespace's pods to be gone; never throws (afterAll). */
+    async deleteDeployment(name: string, timeoutMs = 60_000): Promise<void> {
+      await clients.config.makeApiClient(AppsV1Api).deleteNamespacedDeployment({ name, namespace }).catch(() => undefined);
+      await until(`the pods of ${namespace} to be gone`, async () => ((await self.pods()).length === 0 ? true : undefined), timeoutMs).catch(() => undefined);
+    },
+  };
+  return self;
+}
+
+/** The names of the pods a node's Kubelet runs (phase Running), each once per copy, sorted. */
+export function runningPods(kubelet: Kubelet): string[] {
+  return kubelet
+    .listPods()
+    .filter((p) => p.status?.phase === 'Running')
+    .map((p) => p.metadata?.name ?? '')
+    .sort();
+}
+
+/** Removes a test node's Node and Lease (afterAll; never throws). */
+export async function deleteNodeObjects(clients: KubeClients, name: string): Promise<void> {
+  await clients.coordination.deleteNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE }).catch(() => undefined);
+  await clients.core.deleteNode({ name }).catch(() => undefined);
+}
+
+/** The admin kubeconfig's API server (`https://127.0.0.1:26443` for cluster:up's). */
+export function adminServer(): URL {
+  const config = new KubeConfig();
+  config.loadFromFile(process.env.KUBECONFIG?.split(':')[0] ?? '');
+  const cluster = config.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  return new URL(cluster.server);
+}
+
+/** Admin clients that reach the cluster through `127.0.0.1:port` (a proxy, a second API server) instead of its own address. */
+export function adminClientsVia(port: number): KubeClients {
+  const config = new KubeConfig();
+  config.loadFromFile(process.env.KUBECONFIG?.split(':')[0] ?? '');
+  const cluster = config.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  const other = new KubeConfig();
+  other.loadFromOptions({ clusters: [{ ...cluster, server: `https://127.0.0.1:${port}` }], users: config.users, contexts: config.contexts, currentContext: config.currentContext });
+  return kubeClientsFrom(other);
+}
+
+/** A node agent in-process on the process runtime (real child processes), synced with its pods; `port` 0 unless given, the machine's address unless given. */
+export async function startProcessNode(options: { clients: KubeClients; name: string; runDir: string; logs: string[]; port?: number; address?: string }): Promise<NodeAgent> {
+  const agent = await startNodeAgent({
+    clients: options.clients,
+    name: options.name,
+    runtime: createProcessRuntime({ runDir: options.runDir }),
+    runtimeVersion: 'probelet-process://test',
+    probeletVersion: 'test',
+    port: options.port ?? 0,
+    address: options.address ?? detectNodeAddress() ?? '10.255.255.1',
+    log: (line) => options.logs.push(line),
+  });
+  await agent.synced;
+  return agent;
 }

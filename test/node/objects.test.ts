@@ -83,4 +83,12 @@ describe('the status patch', () => {
     });
     expect(statusPatch({ phase: 'Pending' })).toEqual({ phase: 'Pending' });
   });
+
+  it('sends a condition\'s missing reason, message and lastProbeTime as null: merged by type, Ready turning True would keep its old reason ContainersNotReady', () => {
+    const patch = statusPatch({ conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: 't' }, { type: 'ContainersReady', status: 'False', reason: 'ContainersNotReady', message: 'm', lastTransitionTime: 't' }] });
+    expect(patch.conditions).toEqual([
+      { type: 'Ready', status: 'True', lastTransitionTime: 't', reason: null, message: null, lastProbeTime: null },
+      { type: 'ContainersReady', status: 'False', reason: 'ContainersNotReady', message: 'm', lastTransitionTime: 't', lastProbeTime: null },
+    ]);
+  });
 });

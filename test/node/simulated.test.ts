@@ -5,14 +5,14 @@
  * real time, and a pod turns Ready only when its (simulated) readiness probe passes.
  */
 import { randomBytes } from 'node:crypto';
-import { AppsV1Api, type V1Deployment, type V1Namespace } from '@kubernetes/client-node';
+import { AppsV1Api, type V1Deployment } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import { registerNodeCommand } from '../../src/cli/node.js';
 import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
 import { plain, type KubeClients } from '../../src/node/kube.js';
-import { clusterClients, describeCluster, until } from './helpers.js';
+import { clusterClients, deleteNodeObjects, describeCluster, testNamespace, until } from './helpers.js';
 
 describeCluster('probelet node --runtime simulated --nodes 2 on a real control plane', () => {
   const suffix = randomBytes(3).toString('hex');
@@ -20,6 +20,7 @@ describeCluster('probelet node --runtime simulated --nodes 2 on a real control p
   const names = [`${prefix}-0`, `${prefix}-1`];
   const namespace = `probelet-sim-${suffix}`;
   let clients: KubeClients;
+  let ns: ReturnType<typeof testNamespace>;
   let apps: AppsV1Api;
   let stop: (signal: string) => void = () => undefined;
   let running: Promise<unknown> | undefined;
@@ -29,7 +30,8 @@ describeCluster('probelet node --runtime simulated --nodes 2 on a real control p
   beforeAll(async () => {
     clients = clusterClients();
     apps = clients.config.makeApiClient(AppsV1Api);
-    await clients.core.createNamespace({ body: { metadata: { name: namespace } } as V1Namespace });
+    ns = testNamespace(clients, namespace);
+    await ns.create();
     const program = new Command('probelet').exitOverride();
     const stopped = new Promise<string>((resolve) => (stop = resolve));
     registerNodeCommand(program, { stdout: () => undefined, stderr: (t) => void stderr.push(t) }, (code) => (exitCode = code), { stopped: () => stopped });
@@ -40,23 +42,19 @@ describeCluster('probelet node --runtime simulated --nodes 2 on a real control p
 
   afterAll(async () => {
     try {
-      await apps.deleteNamespacedDeployment({ name: 'sim', namespace }).catch(() => undefined);
-      await until('the simulated pods to be gone', async () => ((await listPods()).length === 0 ? true : undefined), 30_000).catch(() => undefined);
+      await ns?.deleteDeployment('sim', 30_000);
     } finally {
       stop('SIGTERM');
       await running;
-      await clients.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+      await ns?.delete();
       for (const name of names) {
-        await clients.coordination.deleteNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE }).catch(() => undefined);
-        await clients.core.deleteNode({ name }).catch(() => undefined);
+        await deleteNodeObjects(clients, name);
       }
     }
     expect(exitCode).toBe(0);
   }, 90_000);
 
-  async function listPods(): Promise<Pod[]> {
-    return plain<{ items: Pod[] }>(await clients.core.listNamespacedPod({ namespace })).items.filter((p) => !p.metadata?.deletionTimestamp);
-  }
+  const listPods = (): Promise<Pod[]> => ns.pods();
 
   it('registers each node tainted, with a Lease of its own', async () => {
     for (const name of names) {

@@ -2,8 +2,9 @@
  * Runs scenarios on the two agents and returns their records. The kubelet's pods are created
  * through the API server, bound to its node with `spec.nodeName` (no scheduler involved), and
  * watched; probelet's run in one `probelet run --runtime cri -o json` process on a containerd
- * instance of their own. Each record is taken when its pod's first container has run for the
- * scenario's duration, by the agent's own timeline.
+ * instance of their own — or, with {@link runOnNode}, on a `probelet node` through the API
+ * exactly as the kubelet's (test/node/side-by-side.test.ts). Each record is taken when its
+ * pod's first container has run for the scenario's duration, by the agent's own timeline.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { dump } from 'js-yaml';
 import type { Event, Pod } from '../../src/api/types.js';
 import type { KubeApi } from './kube-api.js';
 import type { ProbeServer } from './probe-server.js';
-import { containerRecords, eventRecords, firstStartMs, type OracleRecord, type PodSnapshot } from './record.js';
+import { conditionRecords, containerRecords, eventRecords, firstStartMs, type OracleRecord, type PodSnapshot } from './record.js';
 import { ORACLE_NAMESPACE, type Scenario } from './scenarios.js';
 
 /** A scenario with its server (if any) for one agent. */
@@ -37,6 +38,7 @@ function record(agent: OracleRecord['agent'], version: string, p: Prepared, snap
     phase: last?.status?.phase ?? 'Unknown',
     events: eventRecords(events, t0Ms).filter((e) => e.first <= p.scenario.duration),
     containers: containerRecords(snapshots, t0Ms),
+    conditions: conditionRecords(snapshots, t0Ms),
     requests: (p.server?.requests(t0Ms) ?? []).filter((r) => r.at <= p.scenario.duration),
   };
 }
@@ -68,23 +70,32 @@ function whenDue(agent: OracleRecord['agent'], p: Prepared, snapshots: PodSnapsh
   });
 }
 
-async function ensureNamespace(api: KubeApi): Promise<void> {
-  const made = await api.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ORACLE_NAMESPACE } });
-  if (made.status !== 201 && made.status !== 409) throw new Error(`creating namespace ${ORACLE_NAMESPACE}: HTTP ${made.status}`);
+export async function ensureNamespace(api: KubeApi, namespace: string): Promise<void> {
+  const made = await api.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  if (made.status !== 201 && made.status !== 409) throw new Error(`creating namespace ${namespace}: HTTP ${made.status}`);
   // ServiceAccount admission refuses pods until the controller manager has made "default".
   for (let i = 0; i < 120; i++) {
-    const sa = await api.call('GET', `/api/v1/namespaces/${ORACLE_NAMESPACE}/serviceaccounts/default`);
+    const sa = await api.call('GET', `/api/v1/namespaces/${namespace}/serviceaccounts/default`);
     if (sa.status === 200) return;
     await new Promise((r) => setTimeout(r, 500));
   }
-  throw new Error(`namespace ${ORACLE_NAMESPACE}: no default service account after 60 s (is kube-controller-manager running?)`);
+  throw new Error(`namespace ${namespace}: no default service account after 60 s (is kube-controller-manager running?)`);
 }
 
-/** The scenario on the real kubelet: created, watched, recorded, deleted. */
-async function runOneOnKubelet(api: KubeApi, nodeName: string, version: string, p: Prepared): Promise<OracleRecord> {
-  const manifest = p.scenario.pod(p.server?.port ?? 0);
-  const name = manifest.metadata?.name ?? '';
-  const base = `/api/v1/namespaces/${ORACLE_NAMESPACE}/pods`;
+/** A node whose pods are created and watched through the API: the real kubelet's, or a `probelet node`'s. */
+export interface ApiNode {
+  agent: OracleRecord['agent'];
+  nodeName: string;
+  /** Where its scenarios' pods are created (the manifests' namespace is replaced). */
+  namespace: string;
+}
+
+/** The scenario on a node through the API: created, watched, recorded, deleted. */
+async function runOneOnNode(api: KubeApi, node: ApiNode, version: string, p: Prepared): Promise<OracleRecord> {
+  const scenarioPod = p.scenario.pod(p.server?.port ?? 0);
+  const manifest = { ...scenarioPod, metadata: { ...scenarioPod.metadata, namespace: node.namespace } };
+  const name = manifest.metadata.name ?? '';
+  const base = `/api/v1/namespaces/${node.namespace}/pods`;
   // A pod of an earlier, interrupted run goes first.
   await api.call('DELETE', `${base}/${name}?gracePeriodSeconds=0`);
   for (let i = 0; i < 60 && (await api.call('GET', `${base}/${name}`)).status === 200; i++) await new Promise((r) => setTimeout(r, 500));
@@ -93,25 +104,31 @@ async function runOneOnKubelet(api: KubeApi, nodeName: string, version: string, 
     if (type === 'ADDED' || type === 'MODIFIED') snapshots.push({ atMs: Date.now(), pod });
   });
   try {
-    const created = await api.call('POST', base, { ...manifest, spec: { ...manifest.spec, nodeName } });
+    const created = await api.call('POST', base, { ...manifest, spec: { ...manifest.spec, nodeName: node.nodeName } });
     if (created.status !== 201) throw new Error(`creating pod ${name}: HTTP ${created.status} ${JSON.stringify(created.body).slice(0, 300)}`);
     const uid = (created.body as Pod).metadata?.uid ?? '';
-    const t0 = await whenDue('kubelet', p, snapshots);
+    const t0 = await whenDue(node.agent, p, snapshots);
     // By UID: events of an earlier pod of the same name (an earlier run) stay for an hour.
-    const events = await api.call<{ items: Event[] }>('GET', `/api/v1/namespaces/${ORACLE_NAMESPACE}/events?fieldSelector=involvedObject.uid%3D${uid}`);
-    return record('kubelet', version, p, snapshots, events.body.items ?? [], t0);
+    const events = await api.call<{ items: Event[] }>('GET', `/api/v1/namespaces/${node.namespace}/events?fieldSelector=involvedObject.uid%3D${uid}`);
+    return record(node.agent, version, p, snapshots, events.body.items ?? [], t0);
   } finally {
     stop();
     await api.call('DELETE', `${base}/${name}?gracePeriodSeconds=0`);
   }
 }
 
-export async function runOnKubelet(api: KubeApi, nodeName: string, prepared: Prepared[]): Promise<{ version: string; records: Map<string, OracleRecord | Error> }> {
+export function runOnKubelet(api: KubeApi, nodeName: string, prepared: Prepared[]): Promise<{ version: string; records: Map<string, OracleRecord | Error> }> {
+  return runOnNode(api, { agent: 'kubelet', nodeName, namespace: ORACLE_NAMESPACE }, prepared);
+}
+
+/** Every scenario at once on `node`, through the API; its version is the Node's `kubeletVersion`. */
+export async function runOnNode(api: KubeApi, target: ApiNode, prepared: Prepared[]): Promise<{ version: string; records: Map<string, OracleRecord | Error> }> {
+  const nodeName = target.nodeName;
   const node = await api.call<{ status?: { nodeInfo?: { kubeletVersion?: string } } }>('GET', `/api/v1/nodes/${nodeName}`);
   if (node.status !== 200) throw new Error(`node ${nodeName}: HTTP ${node.status} (is \`npm run cluster:up\` done?)`);
-  const version = `kubelet ${node.body.status?.nodeInfo?.kubeletVersion ?? 'unknown'}`;
-  await ensureNamespace(api);
-  const results = await Promise.allSettled(prepared.map((p) => runOneOnKubelet(api, nodeName, version, p)));
+  const version = `${target.agent} ${node.body.status?.nodeInfo?.kubeletVersion ?? 'unknown'}`;
+  await ensureNamespace(api, target.namespace);
+  const results = await Promise.allSettled(prepared.map((p) => runOneOnNode(api, target, version, p)));
   const records = new Map<string, OracleRecord | Error>();
   results.forEach((r, i) => {
     const name = prepared[i]?.scenario.name ?? '';

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import { compareRecords } from './compare.js';
-import { containerRecords, eventRecords, firstStartMs, type OracleRecord } from './record.js';
+import { conditionRecords, containerRecords, eventRecords, firstStartMs, maskNamespace, type OracleRecord } from './record.js';
 
 function rec(agent: OracleRecord['agent'], starts: number[], events: OracleRecord['events'] = []): OracleRecord {
   return {
@@ -93,6 +93,48 @@ describe('readiness from the first start', () => {
     k.containers = [{ name: 'app', starts: [0], exits: [], ready: [{ at: 0.3, ready: false }, { at: 8.1, ready: true }], waiting: [], restartCount: 0 }];
     p.containers = [{ name: 'app', starts: [0], exits: [], ready: [{ at: -0.9, ready: false }, { at: 6.4, ready: true }], waiting: [], restartCount: 0 }];
     expect(compareRecords(k, p, 6).differences).toEqual([]);
+  });
+});
+
+describe('pod conditions (the API-to-API comparison)', () => {
+  const snap = (atMs: number, conditions: Array<{ type: string; status: string; reason?: string }>) => ({ atMs, pod: { status: { conditions } } as Pod });
+  it('folds the watched conditions into their changes of status and reason, times from the first start', () => {
+    const records = conditionRecords(
+      [
+        snap(900, [{ type: 'Ready', status: 'False', reason: 'ContainersNotReady' }]),
+        snap(1500, [{ type: 'Ready', status: 'False', reason: 'ContainersNotReady' }]),
+        snap(2600, [{ type: 'Ready', status: 'True' }]),
+      ],
+      1000,
+    );
+    expect(records).toEqual([{ type: 'Ready', changes: [{ at: -0.1, status: 'False', reason: 'ContainersNotReady' }, { at: 1.6, status: 'True' }] }]);
+  });
+
+  it('reports a reason kept on one side and a change missing on one side, only when asked', () => {
+    const k = rec('kubelet', [0]);
+    const p = rec('probelet', [0]);
+    k.conditions = [
+      { type: 'Ready', changes: [{ at: -1, status: 'False', reason: 'ContainersNotReady' }, { at: 1, status: 'True' }] },
+      { type: 'PodReadyToStartContainers', changes: [{ at: -1, status: 'False' }, { at: 0.5, status: 'True' }, { at: 5, status: 'False' }] },
+    ];
+    p.conditions = [
+      { type: 'Ready', changes: [{ at: -1, status: 'False', reason: 'ContainersNotReady' }, { at: 1, status: 'True', reason: 'ContainersNotReady' }] },
+      { type: 'PodReadyToStartContainers', changes: [{ at: -1, status: 'False' }, { at: 0.5, status: 'True' }] },
+    ];
+    expect(compareRecords(k, p, 2).differences).toEqual([]);
+    expect(compareRecords(k, p, 2, [], { conditions: true }).differences).toEqual([
+      'pod condition Ready: [False/ContainersNotReady True] on the kubelet, [False/ContainersNotReady True/ContainersNotReady] on probelet',
+      'pod condition PodReadyToStartContainers: [False True False] on the kubelet, [False True] on probelet',
+    ]);
+    p.conditions = k.conditions;
+    expect(compareRecords(k, p, 2, [], { conditions: true }).differences).toEqual([]);
+  });
+
+  it('masks the namespace a BackOff message names, so records of two namespaces compare', () => {
+    const k = maskNamespace(rec('kubelet', [0], [ev('BackOff', 'Back-off restarting failed container app in pod p_ns-a(<uid>)', 1, 5)]), 'ns-a');
+    const p = maskNamespace(rec('probelet', [0], [ev('BackOff', 'Back-off restarting failed container app in pod p_ns-b(<uid>)', 1, 5)]), 'ns-b');
+    expect(k.events[0]?.message).toBe('Back-off restarting failed container app in pod p_<namespace>(<uid>)');
+    expect(compareRecords(k, p, 2).differences).toEqual([]);
   });
 });
 

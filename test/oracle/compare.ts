@@ -2,12 +2,13 @@
  * Compares the kubelet's record of a scenario with probelet's: the same events (reason, type,
  * message) in the same order of first occurrence, with counts; the same container instances
  * (starts, exits with reason and code, readiness changes, waiting reasons, restart count);
- * the same probe requests (method, path, headers, how the connection closed). Times are
+ * the same pod conditions (each one's changes of status and reason, when both records keep
+ * them); the same probe requests (method, path, headers, how the connection closed). Times are
  * compared as intervals between consecutive instants, within the scenario's tolerance; what
  * happens within one tolerance of the end may be on one side only (the records are taken at
  * the same age, not the same instant) and is not a difference.
  */
-import type { ContainerRecord, EventRecord, OracleRecord, ProbeRequestRecord } from './record.js';
+import type { ConditionRecord, ContainerRecord, EventRecord, OracleRecord, ProbeRequestRecord } from './record.js';
 
 export interface Comparison {
   same: boolean;
@@ -107,6 +108,32 @@ function compareContainer(a: ContainerRecord, b: ContainerRecord, end: number, t
   if (wa.join() !== wb.join()) out.push(`${n} waiting reasons: [${wa.join(' ')}] on the kubelet, [${wb.join(' ')}] on probelet`);
 }
 
+/**
+ * Each condition's changes from the first start on (the value it had then, and each change
+ * after), compared as readiness is: the same sequence of status/reason, the tail within one
+ * tolerance of the end trimmed, then the intervals between the changes.
+ */
+function compareConditions(a: ConditionRecord[], b: ConditionRecord[], end: number, tol: number, out: string[]): void {
+  const fromStart = (c: ConditionRecord): ConditionRecord['changes'] => {
+    const before = c.changes.filter((x) => x.at < 0).at(-1);
+    return [...(before ? [{ ...before, at: 0 }] : []), ...c.changes.filter((x) => x.at >= 0)];
+  };
+  const word = (x: ConditionRecord['changes'][number]): string => `${x.status}${x.reason === undefined ? '' : `/${x.reason}`}`;
+  for (const ca of a) {
+    const cb = b.find((x) => x.type === ca.type);
+    if (cb === undefined) {
+      out.push(`pod condition ${ca.type} only on the kubelet`);
+      continue;
+    }
+    const [xa, xb] = [fromStart(ca), fromStart(cb)];
+    const [ta, tb] = trimTail(xa.map((x) => x.at), xb.map((x) => x.at), end, tol);
+    const [wa, wb] = [xa.slice(0, ta.length).map(word), xb.slice(0, tb.length).map(word)];
+    if (wa.join(' ') !== wb.join(' ')) out.push(`pod condition ${ca.type}: [${xa.map(word).join(' ')}] on the kubelet, [${xb.map(word).join(' ')}] on probelet`);
+    else compareTimes(`pod condition ${ca.type} changes`, ta, tb, end, tol, out);
+  }
+  for (const cb of b) if (!a.some((x) => x.type === cb.type)) out.push(`pod condition ${cb.type} only on probelet`);
+}
+
 const requestKey = (r: ProbeRequestRecord) =>
   `${r.method} ${r.path} ${Object.entries(r.headers)
     .sort(([x], [y]) => x.localeCompare(y))
@@ -151,7 +178,12 @@ function applyAliases(events: EventRecord[], aliases: EventAlias[], out: string[
   });
 }
 
-export function compareRecords(kubelet: OracleRecord, probelet: OracleRecord, tolerance: number, aliases: EventAlias[] = []): Comparison {
+/**
+ * `conditions`: compare the pod conditions too. The API-to-API comparison (test/node/
+ * side-by-side.test.ts) does; the oracle against `probelet run -o json` does not yet (the
+ * conditions of run's pods have not been checked against the kubelet's there).
+ */
+export function compareRecords(kubelet: OracleRecord, probelet: OracleRecord, tolerance: number, aliases: EventAlias[] = [], options: { conditions?: boolean } = {}): Comparison {
   const out: string[] = [];
   const end = Math.min(kubelet.duration, probelet.duration);
   compareEvents(kubelet.events, applyAliases(probelet.events, aliases, out), end, tolerance, out);
@@ -160,6 +192,7 @@ export function compareRecords(kubelet: OracleRecord, probelet: OracleRecord, to
     if (other === undefined) out.push(`container ${c.name} has no status on probelet`);
     else compareContainer(c, other, end, tolerance, out);
   }
+  if (options.conditions === true && kubelet.conditions !== undefined && probelet.conditions !== undefined) compareConditions(kubelet.conditions, probelet.conditions, end, tolerance, out);
   compareRequests(kubelet.requests, probelet.requests, out);
   if (kubelet.phase !== probelet.phase) out.push(`pod phase ${kubelet.phase} on the kubelet, ${probelet.phase} on probelet`);
   return { same: out.length === 0, differences: out, table: sideBySide(kubelet, probelet) };
@@ -173,6 +206,7 @@ function lines(r: OracleRecord): string[] {
     if (c.ready.length > 0) rows.push(`  ready ${c.ready.map((x) => `${x.at}:${x.ready ? 'T' : 'F'}`).join(' ')}`);
     if (c.waiting.length > 0) rows.push(`  waiting ${c.waiting.join(' ')}`);
   }
+  for (const c of r.conditions ?? []) rows.push(`${c.type}: ${c.changes.map((x) => `${x.at}:${x.status}${x.reason === undefined ? '' : `/${x.reason}`}`).join(' ')}`.slice(0, 76));
   for (const e of r.events) rows.push(`${String(e.first).padStart(5)}s ${e.reason} ×${e.count} ${e.message}`.slice(0, 76));
   const kinds = new Map<string, number>();
   for (const q of r.requests) kinds.set(`${q.method} ${q.path} ${q.close}`, (kinds.get(`${q.method} ${q.path} ${q.close}`) ?? 0) + 1);

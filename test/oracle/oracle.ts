@@ -8,11 +8,11 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { packageVersion } from '../../src/cli/version.js';
-import { runOnKubelet, runOnProbelet, type Prepared } from './agents.js';
+import { runOnKubelet, runOnNode, runOnProbelet, type Prepared } from './agents.js';
 import { compareRecords, type Comparison } from './compare.js';
 import { kubeApi } from './kube-api.js';
 import { startProbeServer } from './probe-server.js';
-import type { OracleRecord } from './record.js';
+import { maskNamespace, type OracleRecord } from './record.js';
 import type { Scenario } from './scenarios.js';
 import { EVENT_ALIASES, knownDifference } from './known-differences.js';
 
@@ -81,14 +81,49 @@ export async function runOracle(options: { scenarios: Scenario[]; criEndpoint: s
         mkdirSync(GOLDEN_DIR, { recursive: true });
         writeFileSync(goldenPath(scenario.name), `${JSON.stringify(k, null, 1)}\n`);
       }
-      if (k instanceof Error || p instanceof Error) {
-        const why = [k, p].filter((x): x is Error => x instanceof Error).map((e) => e.message);
-        return { scenario, kubelet: k, probelet: p, unlisted: why };
-      }
-      const comparison = compareRecords(k, p, scenario.tolerance, EVENT_ALIASES);
-      const unlisted = comparison.differences.filter((d) => knownDifference(scenario.name, d) === undefined);
-      return { scenario, kubelet: k, probelet: p, comparison, unlisted };
+      return outcome(scenario, k, p);
     });
+  } finally {
+    await Promise.all([...forKubelet, ...forProbelet].map((p) => p.server?.close()));
+  }
+}
+
+/**
+ * One scenario's comparison and the differences known-differences.ts does not list.
+ * `conditions`: compare the pod conditions too (both records through the API).
+ */
+function outcome(scenario: Scenario, k: OracleRecord | Error, p: OracleRecord | Error, options: { conditions?: boolean } = {}): ScenarioOutcome {
+  if (k instanceof Error || p instanceof Error) {
+    const why = [k, p].filter((x): x is Error => x instanceof Error).map((e) => e.message);
+    return { scenario, kubelet: k, probelet: p, unlisted: why };
+  }
+  const comparison = compareRecords(k, p, scenario.tolerance, EVENT_ALIASES, options);
+  const unlisted = comparison.differences.filter((d) => knownDifference(scenario.name, d) === undefined);
+  return { scenario, kubelet: k, probelet: p, comparison, unlisted };
+}
+
+/**
+ * The scenarios side by side through the API for both agents: each pod created at once on the
+ * real kubelet's node (in `namespaces.kubelet`) and on a `probelet node` (`probeletNode`, in
+ * `namespaces.probelet`), both watched and recorded as runOnKubelet records the kubelet's,
+ * then compared, pod conditions included.
+ */
+export async function runSideBySide(options: { scenarios: Scenario[]; kubeconfig: string; probeletNode: string; namespaces: { kubelet: string; probelet: string } }): Promise<ScenarioOutcome[]> {
+  const forKubelet = await prepare(options.scenarios);
+  const forProbelet = await prepare(options.scenarios);
+  try {
+    const api = kubeApi(options.kubeconfig);
+    const [kubelet, probelet] = await Promise.all([
+      runOnNode(api, { agent: 'kubelet', nodeName: KUBELET_NODE, namespace: options.namespaces.kubelet }, forKubelet),
+      runOnNode(api, { agent: 'probelet', nodeName: options.probeletNode, namespace: options.namespaces.probelet }, forProbelet),
+    ]);
+    const side = (records: Map<string, OracleRecord | Error>, name: string, namespace: string): OracleRecord | Error => {
+      const r = records.get(name) ?? new Error('no record');
+      return r instanceof Error ? r : maskNamespace(r, namespace);
+    };
+    return options.scenarios.map((scenario) =>
+      outcome(scenario, side(kubelet.records, scenario.name, options.namespaces.kubelet), side(probelet.records, scenario.name, options.namespaces.probelet), { conditions: true }),
+    );
   } finally {
     await Promise.all([...forKubelet, ...forProbelet].map((p) => p.server?.close()));
   }

@@ -51,6 +51,12 @@ export interface ProbeRequestRecord {
   close: 'FIN' | 'RST' | 'open';
 }
 
+/** One pod condition's changes as the watch saw them (status and reason; times from the first start). */
+export interface ConditionRecord {
+  type: string;
+  changes: { at: number; status: string; reason?: string }[];
+}
+
 export interface OracleRecord {
   scenario: string;
   agent: 'kubelet' | 'probelet';
@@ -61,6 +67,8 @@ export interface OracleRecord {
   phase: string;
   events: EventRecord[];
   containers: ContainerRecord[];
+  /** The pod's conditions (absent from golden files recorded before they were kept). */
+  conditions?: ConditionRecord[];
   requests: ProbeRequestRecord[];
 }
 
@@ -123,6 +131,25 @@ export function containerRecords(snapshots: PodSnapshot[], t0Ms: number): Contai
   }));
 }
 
+/** Folds the watched snapshots of one pod into its conditions' changes. */
+export function conditionRecords(snapshots: PodSnapshot[], t0Ms: number): ConditionRecord[] {
+  const byType = new Map<string, ConditionRecord>();
+  for (const { atMs, pod } of snapshots) {
+    for (const c of pod.status?.conditions ?? []) {
+      let r = byType.get(c.type);
+      if (r === undefined) {
+        r = { type: c.type, changes: [] };
+        byType.set(c.type, r);
+      }
+      const last = r.changes.at(-1);
+      if (last?.status !== c.status || last.reason !== c.reason) {
+        r.changes.push({ at: Math.round((atMs - t0Ms) / 100) / 10, status: c.status, ...(c.reason !== undefined ? { reason: c.reason } : {}) });
+      }
+    }
+  }
+  return [...byType.values()].sort((a, b) => a.type.localeCompare(b.type));
+}
+
 /** The pod's aggregated Events, oldest first, with UIDs masked. */
 export function eventRecords(events: Event[], t0Ms: number): EventRecord[] {
   return events
@@ -136,4 +163,13 @@ export function eventRecords(events: Event[], t0Ms: number): EventRecord[] {
       last: seconds(e.lastTimestamp ?? e.firstTimestamp ?? e.eventTime, t0Ms) ?? 0,
     }))
     .sort((a, b) => a.first - b.first || a.last - b.last || a.reason.localeCompare(b.reason));
+}
+
+/**
+ * The record with its pod's namespace written `<namespace>` in event messages (the BackOff
+ * message names `pod_namespace(uid)`): for two records taken in different namespaces.
+ */
+export function maskNamespace(record: OracleRecord, namespace: string): OracleRecord {
+  const named = `_${namespace}(`;
+  return { ...record, events: record.events.map((e) => ({ ...e, message: e.message.split(named).join('_<namespace>(') })) };
 }
