@@ -54,14 +54,18 @@ function manualClock(): Clock & { set(ms: number): void } {
 /** More kills than the steps can double (10 s → 300 s takes six): a loop that is not in back-off by then never is. */
 const MAX_KILLS = 16;
 
-/** The crash loop when every instance restarted at once runs `runSeconds`, the first start included. */
-export function probeKillLoop(runSeconds: number): ProbeKillLoop {
+/**
+ * The crash loop when every instance restarted at once runs `runSeconds` and the first one
+ * `firstRunSeconds` (default the same): the gate only sees the runs between kills, so the first
+ * run shifts every time and changes no decision.
+ */
+export function probeKillLoop(runSeconds: number, firstRunSeconds = runSeconds): ProbeKillLoop {
   const clock = manualClock();
   const gate = new CrashLoopBackOff({ clock });
   const key = 'container';
   const restartedAtOnce: number[] = [];
   let exitBefore: number | undefined;
-  for (let kill = runSeconds; restartedAtOnce.length < MAX_KILLS; kill += runSeconds) {
+  for (let kill = firstRunSeconds; restartedAtOnce.length < MAX_KILLS; kill += runSeconds) {
     clock.set(kill * 1000);
     const decision = exitBefore === undefined ? undefined : gate.check(key, exitBefore * 1000);
     if (decision?.inBackOff) {
@@ -83,16 +87,22 @@ export function probeKillLoop(runSeconds: number): ProbeKillLoop {
 }
 
 /**
- * How long an instance restarted at once (or started first) runs before the probe that guards
- * its start kills it, from the tick before its start, over δ (a restart's, and a first start's
- * with its sandbox), the start's fraction of a second and the relist: `{ min, max }` seconds,
- * equal unless the period is 1 s without initial delay (the relist) or the delay is a multiple
- * of the period (at the delay, or a period after it: prober/start-latency.ts).
+ * How long an instance restarted at once runs before the probe that guards its start kills
+ * it, from the tick before its start (`min`, `max`), and the same for the first start (`first`),
+ * over δ (a restart's; a first start's with its sandbox), the start's fraction of a second and
+ * the relist, in seconds. A range only with a 1 s period without initial delay (the relist), or
+ * for a restart with a delay that is a multiple of the period (probed at the delay, or a period
+ * after it: prober/start-latency.ts); a first start's δ is over a second, so it is probed a
+ * period after such a delay.
  */
-export function probeKillRunSeconds(probe: Probe): { min: number; max: number } {
+export function probeKillRunSeconds(probe: Probe): { min: number; max: number; first: { min: number; max: number } } {
   const t = probeTiming(probe);
   const restart = firstProbeAgeBoundsMs(t.initialDelay, t.period, START_LATENCY);
   const first = firstProbeAgeBoundsMs(t.initialDelay, t.period, FIRST_START_LATENCY);
   const more = (t.failureThreshold - 1) * t.period;
-  return { min: Math.min(restart.tickMinMs, first.tickMinMs) / 1000 + more, max: Math.max(restart.tickMaxMs, first.tickMaxMs) / 1000 + more };
+  return {
+    min: restart.tickMinMs / 1000 + more,
+    max: restart.tickMaxMs / 1000 + more,
+    first: { min: first.tickMinMs / 1000 + more, max: first.tickMaxMs / 1000 + more },
+  };
 }
