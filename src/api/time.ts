@@ -1,8 +1,9 @@
 /**
- * Kubernetes times (`metav1.Time`). In memory the kubelet keeps full precision — the
- * worker's initial-delay check compares against the exact `startedAt` — while the API's
- * wire format is RFC 3339 in whole seconds. probelet does the same: exact times inside,
- * `serializeTimes` at the boundary (read-only API, CLI output).
+ * Kubernetes times (`metav1.Time`). probelet keeps full precision inside and cuts to whole
+ * seconds at the boundary (`serializeTimes`: read-only API, CLI output), as the API's wire
+ * format does. The kubelet's status manager already stores its statuses in whole seconds
+ * (`normalizeStatus`); the one place that shows inside, the probe worker's initial-delay
+ * check, cuts `startedAt` itself (prober/start-latency.ts `containerAgeSeconds`).
  */
 
 /*

@@ -22,17 +22,21 @@
  * hang, lands at once: exactly at `initialDelaySeconds`, or at the hang) to `latest` (it lands a
  * full period later: the container started, or the app hung, just after a tick).
  *
+ * With `initialDelaySeconds` D, the earliest is a second sooner (`earliestFirstProbeAgeSeconds`):
+ * the worker ages the container from `startedAt` cut to the whole second.
+ *
  * The start-up of a container is not at an arbitrary phase, though: its worker's ticker starts
- * δ before it (the same sync starts both; a restart at once after a probe kill comes from the
- * tick that killed), and the kubelet sees it a relist later (prober/start-latency.ts,
- * docs/timing-model.md). Over δ in `START_LATENCY` and the relist, such a start is killed in
+ * δ before it (the same sync starts both, and a first start waits for the pod's sandbox; a
+ * restart at once after a probe kill comes from the tick that killed), and the kubelet sees it a
+ * relist later (prober/start-latency.ts, docs/timing-model.md). Over a first start's δ
+ * (`FIRST_START_LATENCY`), its fraction of a second and the relist, the first start is killed in
  * `StartupGuard.firstStartKill`, inside the arbitrary-phase bounds.
  */
 import type { ManifestObject } from '../api/documents.js';
 import { probeTiming, type ProbeTiming } from '../api/defaults.js';
 import type { Container, Pod, Probe } from '../api/types.js';
 import { CRASH_LOOP_BACK_OFF, killWaitSeconds } from '../prober/kill-policy.js';
-import { firstProbeAgeBoundsMs } from '../prober/start-latency.js';
+import { earliestFirstProbeAgeSeconds, firstProbeAgeBoundsMs } from '../prober/start-latency.js';
 import type { ProbeType } from '../prober/types.js';
 import { formatGoDuration } from '../util/duration.js';
 import type { ContainerBudget, ContainerRole } from './types.js';
@@ -66,15 +70,18 @@ export function failureInterval(t: ProbeTiming, mode: FailureMode): number {
 
 /**
  * When the worker writes Failure, in seconds after the moment from which every probe fails:
- * `earliest = delay + (F − 1) × interval + duration`, `latest = earliest + P`, where `delay`
- * is `initialDelaySeconds` when counting from the container's start (`fromStart`) and 0 for a
- * hang later on, `interval` is `failureInterval`, and `duration` is 0 (refused) or the timeout.
+ * `earliest = (F − 1) × interval + duration` and `latest = earliest + P` for a hang later on,
+ * where `interval` is `failureInterval` and `duration` is 0 (refused) or the timeout. Counted
+ * from the container's start (`fromStart`), `initialDelaySeconds` D comes first: the latest
+ * adds D, the earliest a second less (`earliestFirstProbeAgeSeconds`: the worker ages the
+ * container from `startedAt` cut to the whole second, so its first probe can come up to a
+ * second before D).
  */
 export function failureWindow(probe: Probe, mode: FailureMode, fromStart: boolean): TimeWindow {
   const t = probeTiming(probe);
-  const delay = fromStart ? t.initialDelay : 0;
-  const earliest = delay + (t.failureThreshold - 1) * failureInterval(t, mode) + (mode === 'timeout' ? t.timeout : 0);
-  return { earliestSeconds: earliest, latestSeconds: earliest + t.period };
+  const rest = (t.failureThreshold - 1) * failureInterval(t, mode) + (mode === 'timeout' ? t.timeout : 0);
+  if (!fromStart) return { earliestSeconds: rest, latestSeconds: rest + t.period };
+  return { earliestSeconds: earliestFirstProbeAgeSeconds(t.initialDelay) + rest, latestSeconds: t.initialDelay + rest + t.period };
 }
 
 /** Which probe kills a container that does not start: the startup probe, else liveness. */
@@ -100,11 +107,13 @@ export interface StartupGuard {
   budgetSeconds: number;
   /**
    * When the kill comes, in seconds from the container's start, on a start tied to the
-   * worker's ticker — the first start, and a restart at once after a probe kill: the first
-   * probe at `firstProbeAgeMs` over δ in `START_LATENCY` and the relist, then `failureThreshold
-   * − 1` periods. `(⌊D/P⌋ + F) × P − δ` when the relist does not matter: an
-   * `initialDelaySeconds` that is a multiple of the period costs a period more (kubernetes#130393),
-   * and a start-up shorter than `earliestSeconds` survives.
+   * worker's ticker — the first start: the first probe at `firstProbeAgeMs` over δ in
+   * `FIRST_START_LATENCY`, the start's fraction of a second and the relist, then
+   * `failureThreshold − 1` periods, rounded outwards to a tenth of a second. `(⌊D/P⌋ + F) × P − δ`
+   * when the relist does not matter: an `initialDelaySeconds` that is a multiple of the period
+   * costs a period more (kubernetes#130393; a first start's δ is over a second, so a second
+   * boundary always falls between the tick and the start), and a start-up shorter than
+   * `earliestSeconds` survives.
    */
   firstStartKill: TimeWindow;
 }
@@ -123,7 +132,8 @@ export function startupGuard(container: Container): StartupGuard | undefined {
   const t = probeTiming(probe);
   const firstProbe = firstProbeAgeBoundsMs(t.initialDelay, t.period);
   const more = (t.failureThreshold - 1) * t.period;
-  const firstStartKill = { earliestSeconds: firstProbe.minMs / 1000 + more, latestSeconds: firstProbe.maxMs / 1000 + more };
+  // Rounded outwards to a tenth of a second: still bounds, and read as `61s`, not `60.998s`.
+  const firstStartKill = { earliestSeconds: Math.floor(firstProbe.minMs / 100) / 10 + more, latestSeconds: Math.ceil(firstProbe.maxMs / 100) / 10 + more };
   return {
     kind,
     probe,
@@ -148,7 +158,11 @@ export function describeFailureBudget(
 ): string {
   const t = probeTiming(probe);
   const terms: string[] = [];
-  if (fromStart && t.initialDelay > 0) terms.push(`initialDelaySeconds ${t.initialDelay}`);
+  // The earliest first probe: a second before the delay (startedAt cut to the whole second).
+  if (fromStart && t.initialDelay > 0) {
+    const early = t.initialDelay - earliestFirstProbeAgeSeconds(t.initialDelay);
+    terms.push(bound === 'earliest' && early > 0 ? `initialDelaySeconds ${t.initialDelay} − ${formatSeconds(early)}` : `initialDelaySeconds ${t.initialDelay}`);
+  }
   const overrun = mode === 'timeout' && t.timeout >= t.period;
   if (overrun) {
     // Failing probes run every timeout; the window opens with the last one's end, a period's wait later at worst.
@@ -244,11 +258,12 @@ function hangToKillSeconds(pod: Pod, container: Container): number | null {
   return failureWindow(container.livenessProbe, 'timeout', false).latestSeconds + livenessKillGraceSeconds(pod, container);
 }
 
+/** The first probe past each delay can come a second early: `startedAt` is read in whole seconds. */
 function earliestReadySeconds(container: Container): number | null {
-  const startedAt = container.startupProbe ? probeTiming(container.startupProbe).initialDelay : 0;
+  const startedAt = container.startupProbe ? earliestFirstProbeAgeSeconds(probeTiming(container.startupProbe).initialDelay) : 0;
   if (!container.readinessProbe) return container.startupProbe ? startedAt : null;
   const r = probeTiming(container.readinessProbe);
-  return Math.max(startedAt, r.initialDelay) + (r.successThreshold - 1) * r.period;
+  return Math.max(startedAt, earliestFirstProbeAgeSeconds(r.initialDelay)) + (r.successThreshold - 1) * r.period;
 }
 
 /** Seconds as `40s`, `2m30s`, `1h0m0s`; `unbounded` for null. */

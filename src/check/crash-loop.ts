@@ -12,9 +12,10 @@
  * sooner enters CrashLoopBackOff, and the next sync measures from that kill itself.
  *
  * A restart at once comes from the tick that killed, so the next instance runs a whole number
- * of periods: `firstProbeAgeMs + δ + (F − 1) × P` from that tick, over δ and the relist
- * (prober/start-latency.ts) — one value, except with a 1 s period where the relist can cost a
- * tick. A restart after a back-off comes at the pod worker's requeue, at any phase of the ticks
+ * of periods: `firstProbeAgeMs + δ + (F − 1) × P` from that tick, over a restart's δ, the
+ * start's fraction of a second (the worker reads `startedAt` in whole seconds) and the relist
+ * (prober/start-latency.ts) — a range of a period when `initialDelaySeconds` is a multiple of
+ * the period (at the delay, or a period after it), and with a 1 s period (the relist). A restart after a back-off comes at the pod worker's requeue, at any phase of the ticks
  * and up to half the remaining step late (at most half the 60 s resync), which is why only the
  * first back-off restart is given as a time; after it, the rule (a step from the previous kill)
  * is stated instead.
@@ -22,7 +23,7 @@
 import { probeTiming } from '../api/defaults.js';
 import type { Probe } from '../api/types.js';
 import { CrashLoopBackOff } from '../kubelet/backoff.js';
-import { firstProbeAgeMs, PLEG_RELIST_PERIOD_MS, START_LATENCY } from '../prober/start-latency.js';
+import { FIRST_START_LATENCY, firstProbeAgeBoundsMs, START_LATENCY } from '../prober/start-latency.js';
 import type { Clock } from '../util/clock.js';
 
 /** The probe-kill crash loop for one run length (seconds from a kill to the next, restarts at once). */
@@ -53,14 +54,18 @@ function manualClock(): Clock & { set(ms: number): void } {
 /** More kills than the steps can double (10 s → 300 s takes six): a loop that is not in back-off by then never is. */
 const MAX_KILLS = 16;
 
-/** The crash loop when every instance restarted at once runs `runSeconds`, the first start included. */
-export function probeKillLoop(runSeconds: number): ProbeKillLoop {
+/**
+ * The crash loop when every instance restarted at once runs `runSeconds` and the first one
+ * `firstRunSeconds` (default the same): the gate only sees the runs between kills, so the first
+ * run shifts every time and changes no decision.
+ */
+export function probeKillLoop(runSeconds: number, firstRunSeconds = runSeconds): ProbeKillLoop {
   const clock = manualClock();
   const gate = new CrashLoopBackOff({ clock });
   const key = 'container';
   const restartedAtOnce: number[] = [];
   let exitBefore: number | undefined;
-  for (let kill = runSeconds; restartedAtOnce.length < MAX_KILLS; kill += runSeconds) {
+  for (let kill = firstRunSeconds; restartedAtOnce.length < MAX_KILLS; kill += runSeconds) {
     clock.set(kill * 1000);
     const decision = exitBefore === undefined ? undefined : gate.check(key, exitBefore * 1000);
     if (decision?.inBackOff) {
@@ -82,14 +87,22 @@ export function probeKillLoop(runSeconds: number): ProbeKillLoop {
 }
 
 /**
- * How long an instance restarted at once (or started first) runs before the probe that guards
- * its start kills it, over δ and the relist: `{ min, max }` seconds, equal unless the period is
- * 1 s with no initial delay.
+ * How long an instance restarted at once runs before the probe that guards its start kills
+ * it, from the tick before its start (`min`, `max`), and the same for the first start (`first`),
+ * over δ (a restart's; a first start's with its sandbox), the start's fraction of a second and
+ * the relist, in seconds. A range only with a 1 s period without initial delay (the relist), or
+ * for a restart with a delay that is a multiple of the period (probed at the delay, or a period
+ * after it: prober/start-latency.ts); a first start's δ is over a second, so it is probed a
+ * period after such a delay.
  */
-export function probeKillRunSeconds(probe: Probe): { min: number; max: number } {
+export function probeKillRunSeconds(probe: Probe): { min: number; max: number; first: { min: number; max: number } } {
   const t = probeTiming(probe);
-  const runs = [START_LATENCY.minMs, START_LATENCY.maxMs].flatMap((delta) =>
-    [0, PLEG_RELIST_PERIOD_MS - 1].map((lag) => (firstProbeAgeMs(t.initialDelay, t.period, delta, lag) + delta) / 1000 + (t.failureThreshold - 1) * t.period),
-  );
-  return { min: Math.min(...runs), max: Math.max(...runs) };
+  const restart = firstProbeAgeBoundsMs(t.initialDelay, t.period, START_LATENCY);
+  const first = firstProbeAgeBoundsMs(t.initialDelay, t.period, FIRST_START_LATENCY);
+  const more = (t.failureThreshold - 1) * t.period;
+  return {
+    min: restart.tickMinMs / 1000 + more,
+    max: restart.tickMaxMs / 1000 + more,
+    first: { min: first.tickMinMs / 1000 + more, max: first.tickMaxMs / 1000 + more },
+  };
 }

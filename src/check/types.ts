@@ -45,7 +45,7 @@ export interface ContainerBudget {
   probes: ProbeType[];
   /** How long the app may take to start before it is killed. */
   startupBudgetSeconds: number | null;
-  /** The earliest the container can be Ready (null: never gated, Ready as soon as started). */
+  /** The earliest the container can be Ready (null: never gated, Ready as soon as started); a probe past a delay can come up to a second early (`startedAt` is read in whole seconds). */
   earliestReadySeconds: number | null;
   /** From a hang (after start-up) to the container being killed, kill grace included. */
   hangToKillSeconds: number | null;

@@ -39,13 +39,19 @@ export function runsImages(flags: RuntimeFlags): boolean {
 export async function createRuntime(
   flags: RuntimeFlags,
   runDir: string,
-  options: Pick<ProcessRuntimeOptions, 'onLogWriteError'> & { node?: string } = {},
+  options: Pick<ProcessRuntimeOptions, 'onLogWriteError'> & { node?: string; relistPhaseMs?: number } = {},
 ): Promise<ContainerRuntime> {
-  const { node, ...hooks } = options;
+  const { node, relistPhaseMs, ...hooks } = options;
   if (flags.runtime !== 'cri') return createProcessRuntime({ runDir, ...hooks, ...(node !== undefined ? { containerRecord: containerRecordPath(node) } : {}) });
   const endpoint = criEndpoint(flags.criEndpoint);
   try {
-    return await createCriRuntime({ endpoint, runDir, warn: (message) => process.stderr.write(`probelet: ${message}\n`), ...(node !== undefined ? { node } : {}) });
+    return await createCriRuntime({
+      endpoint,
+      runDir,
+      warn: (message) => process.stderr.write(`probelet: ${message}\n`),
+      ...(node !== undefined ? { node } : {}),
+      ...(relistPhaseMs !== undefined ? { relistPhaseMs } : {}),
+    });
   } catch (err) {
     throw new CliUsageError(`--runtime cri: ${err instanceof Error ? err.message : String(err)}`);
   }

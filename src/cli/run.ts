@@ -28,6 +28,7 @@ import { watchCrashes, type CrashNote } from './crash-notes.js';
 import { checkCommand, formatMeasurements, measure, type MeasurementsLine } from './measurements.js';
 import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
 import { admitAndReport, asNewPod, loadPods, printRejected } from './run-input.js';
+import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
 import { RUNTIME_NAMES, createRuntime, criEndpoint, runsImages, type RuntimeFlags } from './run-runtime.js';
 import { runtimeUnreachable } from '../runtime/cri/grpc-error.js';
 import { criEndpointAnswers, hostRuntimeNotice, refuseVolumeMounts } from './host-runtime.js';
@@ -233,7 +234,11 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
   // A log that could not be written (a full disk): said at once, the run goes on, exit 1 at the end.
   let logsLost = false;
   const attached: { kubelet?: Kubelet } = {};
+  // The PLEG's relist instants, from now on every second: a start shows in the status, and to
+  // the probe workers, at the first relist after the sync that did it (docs/timing-model.md §3).
+  const relistPhaseMs = Date.now() % PLEG_RELIST_PERIOD_MS;
   const runtime = await createRuntime(flags, runDir, {
+    relistPhaseMs,
     onLogWriteError: (container, path, error) => {
       logsLost = true;
       const pod = attached.kubelet?.listPods().find((p) => p.metadata?.uid === container.podUID);
@@ -242,7 +247,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
       io.stderr(`probelet: ${pod?.metadata?.name ?? container.podUID}/${container.name}: ${message}; probelet will exit ${EXIT_FAILED}\n`);
     },
   });
-  const kubelet = new Kubelet({ runtime, kubeletRestart: flags.kubeletRestart === true, probeClose: flags.probeClose });
+  const kubelet = new Kubelet({ runtime, kubeletRestart: flags.kubeletRestart === true, probeClose: flags.probeClose, relistPhaseMs });
   attached.kubelet = kubelet;
   api.attach(kubelet);
   let outputLost = false;

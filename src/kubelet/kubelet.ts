@@ -78,8 +78,10 @@ export interface KubeletOptions {
    * whole seconds of the clock): a pod's next sync waits for the first relist that begins
    * after its previous sync ended, as the pod worker's `podCache.GetNewerThan(uid,
    * lastSyncTime)` does — so what a sync did (a container started) shows in the status, and
-   * to the probe workers, only from that relist on. Default: none, a sync runs when asked
-   * (the runtime's own events stand in for the PLEG). `probelet simulate` sets it.
+   * to the probe workers, only from that relist on: a new container's first probe waits for
+   * it, whatever the probe. Default: none, a sync runs when asked (the runtime's own events
+   * stand in for the PLEG). `probelet simulate` sets it on virtual time, `probelet run` on the
+   * real clock (with the CRI runtime relisting at the same instants).
    */
   relistPhaseMs?: number;
   /**
@@ -864,8 +866,9 @@ export class Kubelet {
     if (c?.current?.id === event.status.id) c.current = event.status;
     // With the relist modelled, the kubelet learns of a change at the first relist at or
     // after it (pleg/generic.go: relist every second, its events sync the pod): a crash is
-    // acted on up to a second after the exit, not at the exit.
-    const untilRelist = this.untilNextRelist();
+    // acted on up to a second after the exit, not at the exit — unless the runtime's own
+    // relist found it (CRI), which is that relist.
+    const untilRelist = this.runtime.relists === true ? 0 : this.untilNextRelist();
     if (untilRelist > 0) this.requestSyncAfter(rec, untilRelist);
     else this.requestSync(rec);
   }

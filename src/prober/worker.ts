@@ -12,6 +12,7 @@ import type { ProbeVerdict } from './prober.js';
 import type { ProbeRing } from './recorder.js';
 import { ringInfoOf } from './recorder-info.js';
 import { containerShouldRestart } from './restart-rules.js';
+import { containerAgeSeconds } from './start-latency.js';
 import type { ResultsManager } from './results.js';
 import { Ticker } from './ticker.js';
 import { parseApiTime, predatesKubelet } from './timestamps.js';
@@ -397,8 +398,9 @@ export class ProbeWorker {
       return false;
     }
 
+    // The age from `startedAt` cut to the whole second, as the kubelet's status manager stores it.
     const startedAt = this.startedAtOf(running.startedAt);
-    if (startedAt !== undefined && Math.trunc((clock.now() - startedAt) / 1000) < (this.spec.initialDelaySeconds ?? 0)) {
+    if (startedAt !== undefined && containerAgeSeconds(clock.now(), startedAt) < (this.spec.initialDelaySeconds ?? 0)) {
       return true;
     }
 

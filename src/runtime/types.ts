@@ -63,6 +63,13 @@ export interface ContainerRuntime {
    */
   readonly runsImages?: boolean;
   /**
+   * The runtime finds exits by relisting (the CRI runtime: its relist is the kubelet's PLEG), so
+   * its `exited` events come at relist instants and the kubelet acts on them as they come.
+   * Unset: exits are known at once (the process runtime), and a kubelet that models the relist
+   * waits for its next one, as a kubelet's PLEG would find them there.
+   */
+  readonly relists?: boolean;
+  /**
    * CRI `ImageStatus`: the image if the runtime has it locally, else undefined. Runtimes
    * without images omit this and `pullImage`; the kubelet then has nothing to pull.
    */

@@ -6,7 +6,7 @@
  */
 import { probeTiming } from '../api/defaults.js';
 import type { Container, Probe } from '../api/types.js';
-import { START_LATENCY } from '../prober/start-latency.js';
+import { FIRST_START_LATENCY } from '../prober/start-latency.js';
 import { formatGoDuration } from '../util/duration.js';
 import { containerScript, probeScript, type Behaviours } from './behaviour.js';
 import type { Kill, PodOutcome } from './simulation.js';
@@ -116,12 +116,12 @@ export function explainNeverReady(outcome: PodOutcome, behaviours: Behaviours, e
 /**
  * The startup budget (failureThreshold × period) a probe with no initial delay needs so that
  * the container's first healthy answer at `healthyMs` comes in time. Its ticker starts δ
- * before the container (prober/start-latency.ts): the tick at 0 finds no container yet, so
+ * before the container (prober/start-latency.ts; a first start's δ, the largest): the tick at 0 finds no container yet, so
  * failures are counted at ages p − δ, 2p − δ, … and the kill follows failure
  * `failureThreshold` at threshold × p − δ; a probe at or after `healthyMs` must come by then
  * whatever δ: threshold × period ≥ ⌈(healthy + δmax) / period⌉ × period (the sweep tests
  * check this) — for a whole-second start-up, one period more when it is a multiple of it.
  */
 export function neededStartupBudgetSeconds(healthyMs: number, periodS: number): number {
-  return Math.max(periodS, Math.ceil((healthyMs + START_LATENCY.maxMs) / 1000 / periodS) * periodS);
+  return Math.max(periodS, Math.ceil((healthyMs + FIRST_START_LATENCY.maxMs) / 1000 / periodS) * periodS);
 }

@@ -51,6 +51,11 @@ export interface SimRuntimeOptions {
    */
   startLatency?: () => number;
   /**
+   * What creating a pod's sandbox adds to its first start (ms): `RunPodSandbox` resolves this
+   * long after the kubelet asked (prober/start-latency.ts `SANDBOX_LATENCY`). Default: none.
+   */
+  sandboxLatency?: () => number;
+  /**
    * Behaviours of one pod, asked once when its sandbox is created (a cluster node reads them
    * from the pod's annotation); a pod it gives none plays `behaviours`.
    */
@@ -67,6 +72,7 @@ export class SimRuntime implements ContainerRuntime {
   private nextID = 1;
   private readonly idBase: number;
   private readonly startLatency: (() => number) | undefined;
+  private readonly sandboxLatency: (() => number) | undefined;
   /** Starts under way (δ not over yet): finished on close. */
   private readonly starting = new Map<unknown, () => void>();
   private readonly behavioursFor: SimRuntimeOptions['behavioursFor'];
@@ -80,6 +86,7 @@ export class SimRuntime implements ContainerRuntime {
     this.behaviours = options.behaviours;
     this.idBase = options.idBase ?? 0;
     this.startLatency = options.startLatency;
+    this.sandboxLatency = options.sandboxLatency;
     this.behavioursFor = options.behavioursFor;
   }
 
@@ -95,7 +102,16 @@ export class SimRuntime implements ContainerRuntime {
     const own = this.behavioursFor?.(pod);
     if (own) this.podBehaviours.set(podUID, own);
     // One address for every pod, like the local runtime's host network: outputs read alike.
-    return Promise.resolve({ id, podUID, podIP: '127.0.0.1' });
+    const sandbox: PodSandbox = { id, podUID, podIP: '127.0.0.1' };
+    const delay = this.sandboxLatency?.();
+    if (delay === undefined) return Promise.resolve(sandbox);
+    return new Promise((resolve) => {
+      const handle = this.clock.setTimeout(() => {
+        this.starting.delete(handle);
+        resolve(sandbox);
+      }, Math.max(0, delay));
+      this.starting.set(handle, () => resolve(sandbox));
+    });
   }
 
   async removePodSandbox(sandboxID: string): Promise<void> {

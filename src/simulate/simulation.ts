@@ -11,7 +11,7 @@ import type { ContainerStatus, Event, Pod, PodStatus } from '../api/types.js';
 import { containerOfFieldPath, createEventRecorder } from '../kubelet/events.js';
 import { Kubelet } from '../kubelet/kubelet.js';
 import { Prober } from '../prober/prober.js';
-import { PLEG_RELIST_PERIOD_MS, START_LATENCY } from '../prober/start-latency.js';
+import { PLEG_RELIST_PERIOD_MS, SANDBOX_LATENCY, START_LATENCY, type LatencyRange } from '../prober/start-latency.js';
 import type { ProbeHistory } from '../prober/recorder.js';
 import type { ProbeType } from '../prober/types.js';
 import { FakeClock } from '../util/clock.js';
@@ -27,6 +27,8 @@ import { threadNodes } from './threads.js';
 export const SIMULATION_ORIGIN_MS = Date.UTC(2026, 0, 1);
 /** Mixed into a node's seed for its latency stream, so that the kubelet's own draws stay as they were. */
 const LATENCY_STREAM = 0x2545f491;
+/** Mixed into a node's seed for where its virtual time 0 falls in a wall-clock second. */
+const SECOND_PHASE_STREAM = 0x5bd1e995;
 /** How long the kubelet may take to delete the pods after the simulated span (virtual). */
 const CLOSE_LIMIT_MS = 10 * 60_000;
 
@@ -112,14 +114,25 @@ export interface RunningSimulation {
  * simulation: it names the node, derives its seed and keeps its container IDs apart.
  */
 export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'threads'>, node = 0): RunningSimulation {
-  const clock = new FakeClock(SIMULATION_ORIGIN_MS, { settle: 'microtasks' });
-  const t = (): number => clock.now() - SIMULATION_ORIGIN_MS;
+  // Virtual time 0 falls at a phase of the wall-clock second drawn from the seed: the probe
+  // worker reads `startedAt` cut to the whole second (prober/start-latency.ts), so where the
+  // ticks fall within a second decides whether a restart's first probe after the delay comes
+  // at it or a period later, as on a node, where nothing aligns the ticks with the seconds.
+  const originMs = SIMULATION_ORIGIN_MS + Math.floor(seededRandom(nodeSeed(options.seed, node) ^ SECOND_PHASE_STREAM)() * 1000);
+  const clock = new FakeClock(originMs, { settle: 'microtasks' });
+  const t = (): number => clock.now() - originMs;
   // The node's own chance for what the runtime and the PLEG add (docs/timing-model.md), apart
-  // from the kubelet's: a start's δ and where the relists fall.
+  // from the kubelet's: a start's δ, a sandbox's, and where the relists fall.
   const latency = seededRandom(nodeSeed(options.seed, node) ^ LATENCY_STREAM);
   const relistPhaseMs = Math.floor(latency() * PLEG_RELIST_PERIOD_MS);
-  const startLatency = (): number => START_LATENCY.minMs + Math.round(latency() * (START_LATENCY.maxMs - START_LATENCY.minMs));
-  const runtime = new SimRuntime({ clock, behaviours: options.behaviours, idBase: node * NODE_ID_SPAN, startLatency });
+  const draw = (range: LatencyRange) => (): number => range.minMs + Math.round(latency() * (range.maxMs - range.minMs));
+  const runtime = new SimRuntime({
+    clock,
+    behaviours: options.behaviours,
+    idBase: node * NODE_ID_SPAN,
+    startLatency: draw(START_LATENCY),
+    sandboxLatency: draw(SANDBOX_LATENCY),
+  });
   const recorder = createEventRecorder({ clock, host: nodeName(node) });
   const counter: ProbeCounter = { probes: 0 };
   const prober = new Prober({

@@ -71,7 +71,12 @@ function podWith(container: Container, terminationGracePeriodSeconds = 30): Pod 
   });
 }
 
-function harness(probes: Partial<Record<'livenessProbe' | 'readinessProbe' | 'startupProbe', Probe>>, grace = 30): Harness {
+/**
+ * `clockStart` (default: a whole second) sets where the worker's ticks fall within a second,
+ * which with `startWithPhase` sets the start's fraction of its second: the worker ages the
+ * container from `startedAt` cut to the whole second (prober/start-latency.ts).
+ */
+function harness(probes: Partial<Record<'livenessProbe' | 'readinessProbe' | 'startupProbe', Probe>>, grace = 30, clockStart = 1_000_000): Harness {
   const pod = podWith({ name: 'app', image: 'app:1', ...probes }, grace);
   const container = pod.spec?.containers[0] as Container;
   const app: App = { readyAt: Number.POSITIVE_INFINITY, hangAt: Number.POSITIVE_INFINITY };
@@ -79,6 +84,7 @@ function harness(probes: Partial<Record<'livenessProbe' | 'readinessProbe' | 'st
   const verdicts: Verdict[] = [];
   let startedAt: number | undefined;
   const engine = makeEngine({
+    clockStart,
     prober: {
       probe: async (kind, _pod, _status, c) => {
         const now = engine.clock.now();
@@ -194,7 +200,7 @@ describe('startupBudgetSeconds against the engine: a container that never starts
       probes: { startupProbe: { ...http, periodSeconds: 1, timeoutSeconds: 15, failureThreshold: 60 } },
       kind: 'startup',
       budget: 60,
-      reported: 60.9,
+      reported: 61,
     },
   ];
   for (const row of rows) {
@@ -207,11 +213,25 @@ describe('startupBudgetSeconds against the engine: a container that never starts
       const period = probe.periodSeconds ?? 10;
       const delay = probe.initialDelaySeconds ?? 0;
       for (const phase of [EPS, period * MS - EPS]) {
-        const h = harness(row.probes);
+        // Ticks placed so that the start falls on a whole second: its age is exact.
+        const h = harness(row.probes, 30, 1_000_000 + (phase % MS));
         const start = await startWithPhase(h, period, delay, phase);
+        expect(start % MS).toBe(0);
         await h.engine.clock.advance((row.budget + period) * MS);
         // 1 ms after budget − period at the earliest phase; 1 ms short of the budget at the latest.
         expect(h.firstVerdict(row.kind, 'failure', start)).toBe((row.budget - period) * MS + phase);
+      }
+      if (delay > 0) {
+        // A start 999 ms into its second is aged from the second's start (normalizeStatus):
+        // the tick 1 ms after it is already `delay` old, so the kill comes just over a second
+        // before budget − period — which check's alwaysSurvivesSeconds allows for.
+        const phase = period * MS - (MS - EPS);
+        const h = harness(row.probes, 30, 1_000_000 + ((phase + MS - EPS) % MS));
+        const start = await startWithPhase(h, period, delay, phase);
+        expect(start % MS).toBe(MS - EPS);
+        await h.engine.clock.advance((row.budget + period) * MS);
+        expect(h.firstVerdict(row.kind, 'failure', start)).toBe((row.budget - period - 1) * MS + EPS);
+        expect(startupGuard(container)?.alwaysSurvivesSeconds).toBe(row.budget - period - 1);
       }
     });
   }
@@ -350,40 +370,48 @@ describe('hang budgets against the engine: the app hangs after it is Ready', () 
 });
 
 describe('earliestReadySeconds against the engine: the app answers from the start', () => {
-  it('readiness initialDelay 6, successThreshold 3, period 2: Ready at 6 + 2 × 2', async () => {
+  // Each start below falls 999 ms into its second, and the worker ages it from the second's
+  // start (startedAt cut to the whole second): a probe can pass the delay a second early.
+  it('readiness initialDelay 6, successThreshold 3, period 2: a pod sync at 5.001 s reaches the bound 6 − 1 + 2 × 2', async () => {
     const probes = { readinessProbe: { ...http, initialDelaySeconds: 6, periodSeconds: 2, successThreshold: 3 } };
     const pod = podWith({ name: 'app', ...probes });
     const budget = computeBudget(object, pod, pod.spec?.containers[0] as Container, 'container');
-    expect(budget.earliestReadySeconds).toBe(10);
+    expect(budget.earliestReadySeconds).toBe(9);
     const h = harness(probes);
     h.app.readyAt = 0;
-    const start = await startWithPhase(h, 2, 0, 0);
+    const start = await startWithPhase(h, 2, 0, MS + EPS);
+    expect(start % MS).toBe(MS - EPS);
+    // The start's own sync re-phased the ticks to it (ages 0, 2, 4, 6 …); one at 5.001 s probes.
+    await h.engine.clock.advance(5 * MS + EPS);
+    h.sync();
     await h.engine.clock.advance(30 * MS);
-    expect(h.firstVerdict('readiness', 'success', start)).toBe(10 * MS);
+    expect(h.firstVerdict('readiness', 'success', start)).toBe(9 * MS + EPS);
   });
 
-  it('readiness initialDelay 5 with period 2: a pod sync at 5 s reaches the bound 5 + 2 × 2', async () => {
+  it('readiness initialDelay 5 with period 2: a pod sync at 4.001 s reaches the bound 5 − 1 + 2 × 2', async () => {
     const probes = { readinessProbe: { ...http, initialDelaySeconds: 5, periodSeconds: 2, successThreshold: 3 } };
+    const pod = podWith({ name: 'app', ...probes });
+    expect(computeBudget(object, pod, pod.spec?.containers[0] as Container, 'container').earliestReadySeconds).toBe(8);
+    const h = harness(probes);
+    h.app.readyAt = 0;
+    const start = await startWithPhase(h, 2, 0, MS + EPS);
+    expect(start % MS).toBe(MS - EPS);
+    await h.engine.clock.advance(4 * MS + EPS);
+    h.sync(); // not Ready yet: the sync triggers a readiness probe at once
+    await h.engine.clock.advance(30 * MS);
+    expect(h.firstVerdict('readiness', 'success', start)).toBe(8 * MS + EPS);
+  });
+
+  it('startup probe initialDelay 10 gates readiness: Ready at 10 − 1, triggered by the startup success', async () => {
+    const probes = { startupProbe: { ...http, initialDelaySeconds: 10, periodSeconds: 5 }, readinessProbe: { ...http } };
     const pod = podWith({ name: 'app', ...probes });
     expect(computeBudget(object, pod, pod.spec?.containers[0] as Container, 'container').earliestReadySeconds).toBe(9);
     const h = harness(probes);
     h.app.readyAt = 0;
-    const start = await startWithPhase(h, 2, 0, 0);
-    await h.engine.clock.advance(5 * MS);
-    h.sync(); // not Ready yet: the sync triggers a readiness probe at once
-    await h.engine.clock.advance(30 * MS);
-    expect(h.firstVerdict('readiness', 'success', start)).toBe(9 * MS);
-  });
-
-  it('startup probe initialDelay 10 gates readiness: Ready at 10, triggered by the startup success', async () => {
-    const probes = { startupProbe: { ...http, initialDelaySeconds: 10, periodSeconds: 5 }, readinessProbe: { ...http } };
-    const pod = podWith({ name: 'app', ...probes });
-    expect(computeBudget(object, pod, pod.spec?.containers[0] as Container, 'container').earliestReadySeconds).toBe(10);
-    const h = harness(probes);
-    h.app.readyAt = 0;
-    const start = await startWithPhase(h, 5, 10, 0);
+    const start = await startWithPhase(h, 5, 10, -(MS - EPS)); // the startup tick at age 9.001
+    expect(start % MS).toBe(MS - EPS);
     await h.engine.clock.advance(40 * MS);
-    expect(h.firstVerdict('startup', 'success', start)).toBe(10 * MS);
-    expect(h.firstVerdict('readiness', 'success', start)).toBe(10 * MS);
+    expect(h.firstVerdict('startup', 'success', start)).toBe(9 * MS + EPS);
+    expect(h.firstVerdict('readiness', 'success', start)).toBe(9 * MS + EPS);
   });
 });

@@ -71,10 +71,10 @@ describe('computeBudget', () => {
       { name: 'proxy', restartPolicy: 'Always', startupProbe: { ...http, periodSeconds: 1, failureThreshold: 30 } },
     ]);
     const sidecar = computeBudget(object, pod, pod.spec?.initContainers?.[0] as Container, 'sidecar');
-    // 30 × 1s, and up to 0.9 s more on the first start: the relist can hide it from the first tick.
-    expect([sidecar.startupBudgetSeconds, sidecar.earliestReadySeconds, sidecar.hangToKillSeconds]).toEqual([30.9, 0, null]);
+    // 30 × 1s, and up to a second more on the first start: its sandbox and the relist can hide it from the first ticks.
+    expect([sidecar.startupBudgetSeconds, sidecar.earliestReadySeconds, sidecar.hangToKillSeconds]).toEqual([31, 0, null]);
     const app = computeBudget(object, pod, pod.spec?.containers[0] as Container, 'container');
-    expect([app.startupBudgetSeconds, app.earliestReadySeconds, app.hangToKillSeconds, app.hangToNotReadySeconds]).toEqual([null, 15, null, 31]);
+    expect([app.startupBudgetSeconds, app.earliestReadySeconds, app.hangToKillSeconds, app.hangToNotReadySeconds]).toEqual([null, 14, null, 31]);
   });
 
   it('reads values the apiserver rejects as their defaults, so a budget still prints beside the validation error', () => {
@@ -86,8 +86,10 @@ describe('computeBudget', () => {
 describe('failureWindow and startupGuard', () => {
   it('refused: (F − 1) × P after the delay, up to a period later; timeout: back to back at max(P, T) plus the last timeout', () => {
     const probe: Probe = { ...http, initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 4 };
-    expect(failureWindow(probe, 'refused', true)).toEqual({ earliestSeconds: 35, latestSeconds: 45 });
-    expect(failureWindow(probe, 'timeout', true)).toEqual({ earliestSeconds: 38, latestSeconds: 48 });
+    // From the start, the earliest is a second short of the delay: the worker ages the container
+    // from startedAt cut to the whole second (status manager's normalizeStatus).
+    expect(failureWindow(probe, 'refused', true)).toEqual({ earliestSeconds: 34, latestSeconds: 45 });
+    expect(failureWindow(probe, 'timeout', true)).toEqual({ earliestSeconds: 37, latestSeconds: 48 });
     expect(failureWindow(probe, 'timeout', false)).toEqual({ earliestSeconds: 33, latestSeconds: 43 });
     expect(failureWindow({ ...probe, timeoutSeconds: 25 }, 'timeout', false)).toEqual({ earliestSeconds: 100, latestSeconds: 110 });
   });
@@ -147,9 +149,10 @@ describe('describeFailureBudget: the terms add up to the bound they explain', ()
     let total = 0;
     if (text.endsWith(' at once')) return 0;
     for (const term of text.replace(/^\w+ /, '').split(' + ')) {
-      const m = /^(?:(\d+) × )?(?:period |timeout |initialDelaySeconds )?(\d+)s?$/.exec(term);
+      // `initialDelaySeconds 7 − 1s`: the earliest first probe, from startedAt cut to the second.
+      const m = /^(?:(\d+) × )?(?:period |timeout |initialDelaySeconds )?(\d+)s?(?: − (\d+)s)?$/.exec(term);
       if (!m) throw new Error(`unexpected term ${term}`);
-      total += Number(m[1] ?? 1) * Number(m[2]);
+      total += Number(m[1] ?? 1) * Number(m[2]) - Number(m[3] ?? 0);
     }
     return total;
   };

@@ -40,21 +40,24 @@ const SHAPES: Shape[] = [
     name: 'liveness-delay-20',
     kind: 'livenessProbe',
     probe: { ...http, initialDelaySeconds: 20, periodSeconds: 10, failureThreshold: 3 },
-    // initialDelaySeconds a multiple of the period costs a period (kubernetes#130393): runs of 50 s.
-    says: ['at once at 50s, 1m40s, 2m30s, 3m20s and 4m10s', 'CrashLoopBackOff from the kill at 5m0s: restarted no sooner than 6m20s (step 1m20s)'],
+    // initialDelaySeconds a multiple of the period: the first probe at the delay, or a period after
+    // it when a second boundary fell between the killing tick and the restart (startedAt is read in
+    // whole seconds; kubernetes#130393): runs of 40 or 50 s (a first start: always 50 s).
+    says: ['at once at 50s, 1m30s–1m40s, 2m10s–2m30s, 2m50s–3m20s and 3m30s–4m10s', 'CrashLoopBackOff from the kill at 4m10s–5m0s: restarted no sooner than 5m30s–6m20s (step 1m20s)'],
   },
   {
     name: 'startup-2x5',
     kind: 'startupProbe',
     probe: { ...http, periodSeconds: 2, failureThreshold: 5 },
-    says: ['at once at 10s, 20s and 30s', 'CrashLoopBackOff from the kill at 40s: restarted no sooner than 1m0s (step 20s)'],
+    // A first start comes 1–2 s after its worker (the sandbox): its first probe can be a tick late.
+    says: ['at once at 10s–12s, 20s–22s and 30s–32s', 'CrashLoopBackOff from the kill at 40s–42s: restarted no sooner than 1m0s–1m2s (step 20s)'],
   },
   {
     name: 'liveness-1x3',
     kind: 'livenessProbe',
     probe: { ...http, periodSeconds: 1, failureThreshold: 3 },
-    // A 1 s period: the relist can cost a tick, so each run is 3 or 4 s.
-    says: ['at once at 3s–4s and 6s–8s', 'CrashLoopBackOff from the kill at 9s–12s: restarted no sooner than 19s–22s (step 10s)'],
+    // A 1 s period: the relist can cost a tick, so a run is 3 or 4 s; a first start's sandbox another (4 or 5 s).
+    says: ['at once at 4s–5s and 7s–9s', 'CrashLoopBackOff from the kill at 10s–13s: restarted no sooner than 20s–23s (step 10s)'],
   },
 ];
 
@@ -85,10 +88,12 @@ describe('check\'s probe-kill crash loop is what simulate does', () => {
       for (const words of shape.says) expect(finding?.message).toContain(words);
 
       const run = probeKillRunSeconds(shape.probe);
-      const [short, long] = [probeKillLoop(run.min), probeKillLoop(run.max)];
+      const [short, long] = [probeKillLoop(run.min, run.first.min), probeKillLoop(run.max, run.first.max)];
       const atOnce = long.restartedAtOnce.length;
       expect(short.restartedAtOnce).toHaveLength(atOnce);
-      const backOffKill = { min: (atOnce + 1) * run.min, max: (atOnce + 1) * run.max };
+      // The n-th kill: the first start's run, then n − 1 runs of restarts at once.
+      const killAt = (n: number): { min: number; max: number } => ({ min: run.first.min + (n - 1) * run.min, max: run.first.max + (n - 1) * run.max });
+      const backOffKill = killAt(atOnce + 1);
       const step = long.firstBackOffStepSeconds ?? Number.NaN;
       const forSeconds = Math.ceil(backOffKill.max + step + 60);
       for (const seed of SEEDS) {
@@ -99,8 +104,8 @@ describe('check\'s probe-kill crash loop is what simulate does', () => {
         const started = events.get('Started') ?? [];
         // Every kill up to the first back-off: at n runs from the start (whole ticks), restarted within δ.
         for (let n = 1; n <= atOnce + 1; n++) {
-          expect(kills[n - 1], `seed ${seed}, kill ${n}`).toBeGreaterThanOrEqual(n * run.min);
-          expect(kills[n - 1], `seed ${seed}, kill ${n}`).toBeLessThanOrEqual(n * run.max);
+          expect(kills[n - 1], `seed ${seed}, kill ${n}`).toBeGreaterThanOrEqual(killAt(n).min);
+          expect(kills[n - 1], `seed ${seed}, kill ${n}`).toBeLessThanOrEqual(killAt(n).max);
         }
         for (let n = 1; n <= atOnce; n++) expect((started[n] ?? Infinity) - (kills[n - 1] ?? 0), `seed ${seed}, restart ${n} at once`).toBeLessThan(1);
         const firstBackOff = events.get('BackOff')?.[0];

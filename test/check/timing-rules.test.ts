@@ -143,7 +143,7 @@ describe('liveness-delay-as-startup', () => {
         severity: 'warning',
         field: 'spec.template.spec.containers[0].livenessProbe.initialDelaySeconds',
         message:
-          'container "app" has no startupProbe, so its liveness probe times the start-up with initialDelaySeconds 10 as a guess: an app not answering within 40s of its start is always killed, and one needing more than 30s on some starts (liveness initialDelaySeconds 10 + 3 × 10s); add a startupProbe with failureThreshold × periodSeconds ≥ the slowest start-up + one period and drop initialDelaySeconds, or pass --startup-time app=DURATION to check it',
+          'container "app" has no startupProbe, so its liveness probe times the start-up with initialDelaySeconds 10 as a guess: an app not answering within 40s of its start is always killed, and one needing more than 29s on some starts (liveness initialDelaySeconds 10 + 3 × 10s); add a startupProbe with failureThreshold × periodSeconds ≥ the slowest start-up + one period and drop initialDelaySeconds, or pass --startup-time app=DURATION to check it',
       },
     ]);
   });
@@ -253,7 +253,7 @@ describe('startup-exceeds-progress-deadline', () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]?.field).toBe('spec.template.spec.containers[0].startupProbe');
     expect(seen[0]?.severity).toBe('warning');
-    expect(seen[0]?.message).toContain('up to 15m30.9s before the kubelet kills and restarts it (sidecar "proxy" 30.9s + startup 90 × 10s = 15m0s)');
+    expect(seen[0]?.message).toContain('up to 15m31s before the kubelet kills and restarts it (sidecar "proxy" 31s + startup 90 × 10s = 15m0s)');
     expect(seen[0]?.message).toContain('makes the Deployment report ProgressDeadlineExceeded (the rollout is marked failed) while the pod is still allowed to start');
     expect(seen[0]?.message).toContain("progressDeadlineSeconds 600 (the default)");
     expect(seen[0]?.message).toContain('set progressDeadlineSeconds: 931 or more');
@@ -364,7 +364,7 @@ describe('sidecar-startup-chain', () => {
         severity: 'info',
         field: 'spec.template.spec.initContainers[0].startupProbe',
         message:
-          'the containers of this pod start only after its sidecars have started, one after another: up to 1m30.9s ("proxy" ≤ 30.9s + "logs" ≤ 1m0s, their startup budgets) before container "app" even starts, more if a sidecar is killed and restarted',
+          'the containers of this pod start only after its sidecars have started, one after another: up to 1m31s ("proxy" ≤ 31s + "logs" ≤ 1m0s, their startup budgets) before container "app" even starts, more if a sidecar is killed and restarted',
       },
     ]);
   });

@@ -48,7 +48,9 @@ describe('probelet run on the process runtime', () => {
 
   it('runs the other pods of the file', async () => {
     const mountPath = join(s.dir, 'www');
-    const plain = testPod(s, 'plain', ['true'], {}, { restartPolicy: 'Never' });
+    // Up until the run ends: a container that exits at once is gone by the relist that would
+    // have shown it running (docs/timing-model.md §4), so its pod is never Ready.
+    const plain = testPod(s, 'plain', ['sleep', '300'], {}, { restartPolicy: 'Never' });
     const file = s.manifest('pods.yaml', writingPod('writer', mountPath), plain);
     const run = await runCli(['run', file, '--listen', '127.0.0.1:0', '-o', 'json', '--exit-on-ready', '--timeout', '10s', ...NO_CRI]);
     expect(run.stderr).toContain('Pod "writer" is not run');
@@ -73,7 +75,7 @@ describe('probelet run on the process runtime', () => {
     listener.listen(socket);
     await once(listener, 'listening');
     try {
-      const file = s.manifest('pod.yaml', testPod(s, 'plain', ['true'], {}, { restartPolicy: 'Never' }));
+      const file = s.manifest('pod.yaml', testPod(s, 'plain', ['sleep', '300'], {}, { restartPolicy: 'Never' }));
       const run = await runCli(['run', file, '--listen', '127.0.0.1:0', '-o', 'json', '--exit-on-ready', '--timeout', '10s', '--cri-endpoint', `unix://${socket}`]);
       expect(run.stderr).toMatch(
         new RegExp(`^probelet: runtime "process": each container's command runs on this host as user \\S+; its image, volumes and network are ignored \\(a CRI runtime answers at unix://${socket.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: --runtime cri runs the images there\\)$`, 'm'),

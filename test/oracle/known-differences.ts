@@ -70,16 +70,6 @@ export const KNOWN_DIFFERENCES: KnownDifference[] = [
   { scenarios: ['exec-liveness-always-fails'], pattern: /^app starts: \d+ on the kubelet \[[\d, ]+\], \d+ on probelet \[[\d, ]+\]$/, doc: BACKOFF_DOC },
   // Seen once: the kubelet's Ready came with (or before) the status of its first start.
   { scenarios: ['readiness-at-start'], pattern: /^app readiness: \[\] on the kubelet, \[true\] on probelet$/, doc: 'Ready at the first start' },
-  {
-    scenarios: ['three-containers-readiness'],
-    pattern: /^event only on (the kubelet|probelet): spec\.containers\{[bc]\} Warning Unhealthy: Readiness probe failed: {2}\(×\d\)$/,
-    doc: "A new container's first probe comes sooner under probelet",
-  },
-  {
-    scenarios: ['sidecar-readiness', 'startup-gating', 'three-containers-readiness'],
-    pattern: /^event count of spec\.\w+\{[\w-]+\} Warning Unhealthy: (Startup|Readiness) probe failed: : \d+ on the kubelet, \d+ on probelet$/,
-    doc: "A new container's first probe comes sooner under probelet",
-  },
   // Seen with 82 pods starting at once, on both agents: an ExecSync of `true` outliving its 1 s.
   { scenarios: '*', pattern: /^event only on (the kubelet|probelet): spec\.\w+\{[\w-]+\} Warning Unhealthy: (Readiness|Liveness) probe failed: command timed out: "sh -c true" timed out after 1s \(×[1-3]\)$/, doc: 'Load: an exec probe timing out once' },
   // An instance started and killed within one sync (its postStart failed) shows running in the

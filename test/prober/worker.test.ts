@@ -132,7 +132,8 @@ describe('T14 initial delay', () => {
   }
 
   it('compares whole elapsed seconds: 9.9 s is still inside a 10 s delay', async () => {
-    const e = makeEngine();
+    // A start on a whole second, so that cutting it to the second (below) changes nothing.
+    const e = makeEngine({ clockStart: 1_000_900 });
     const w = e.newWorker('readiness', testProbe({ initialDelaySeconds: 10 }));
     e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: true, startedAt: e.clock.now() - 9_900 }));
     await w.doProbe();
@@ -140,6 +141,21 @@ describe('T14 initial delay', () => {
     await e.clock.advance(100);
     await w.doProbe();
     expect(e.prober.calls).toHaveLength(1);
+  });
+  it('ages the container from startedAt cut to the whole second, as the status manager stores it (normalizeStatus)', async () => {
+    // Started at x.700 and probed 9.5 s later: 10.2 s from x.000, so a 10 s delay has passed.
+    const e = makeEngine({ clockStart: 1_010_200 });
+    const w = e.newWorker('readiness', testProbe({ initialDelaySeconds: 10 }));
+    e.statuses.set(TEST_POD_UID, runningStatus(e.clock, { started: true, startedAt: 1_000_700 }));
+    await e.clock.advance(0);
+    await w.doProbe();
+    expect(e.prober.calls).toHaveLength(1);
+    // 8.9 s after x.700 is 9.6 s from x.000: still inside.
+    const early = makeEngine({ clockStart: 1_009_600 });
+    const v = early.newWorker('readiness', testProbe({ initialDelaySeconds: 10 }));
+    early.statuses.set(TEST_POD_UID, runningStatus(early.clock, { started: true, startedAt: 1_000_700 }));
+    await v.doProbe();
+    expect(early.prober.calls).toHaveLength(0);
   });
   it('truncates toward zero like Go: a start up to 1 s in the future does not block a zero delay', async () => {
     const e = makeEngine();

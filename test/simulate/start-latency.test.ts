@@ -2,8 +2,10 @@
  * When the simulated kubelet's workers first see a container (prober/start-latency.ts,
  * docs/timing-model.md): the worker's ticker runs δ ahead of its container and the kubelet
  * sees a start at the next relist, so a restart that falls on a probe tick is not probed at
- * that tick, and the first probe after an initialDelaySeconds that is a multiple of the
- * period comes a period after it — inside the bounds `check` reports over the δ range.
+ * that tick; the worker ages a container from `startedAt` cut to the whole second, so the first
+ * probe after an initialDelaySeconds that is a multiple of the period comes a period after it
+ * on a first start (δ over a second: the sandbox) and at the delay or a period after it on a
+ * restart — inside the bounds `check` reports over the δ range.
  */
 import { describe, expect, it } from 'vitest';
 import type { Container, Probe } from '../../src/api/types.js';
@@ -76,7 +78,10 @@ describe('a restart on a probe tick is not probed at that tick (the relist, δ)'
   it('in simulate, every instance lives three periods before a back-off, and at most three after one (any phase)', async () => {
     const seen = await kills(http({ periodSeconds: 10, failureThreshold: 3 }), 'down', 6 * 60_000);
     expect(seen.slice(0, 5).map((k) => Math.round(k.tMs / 1000))).toEqual([30, 60, 90, 120, 150]);
-    for (const k of seen.slice(0, 5)) {
+    // The first start comes 1–2 s after its worker (the sandbox: SANDBOX_LATENCY), a restart 0.1–0.4 s.
+    expect(seen[0]?.ageMs).toBeGreaterThan(28_000);
+    expect(seen[0]?.ageMs).toBeLessThan(29_000);
+    for (const k of seen.slice(1, 5)) {
       expect(k.ageMs).toBeGreaterThan(29_000);
       expect(k.ageMs).toBeLessThan(30_000);
     }
@@ -91,12 +96,25 @@ describe('a restart on a probe tick is not probed at that tick (the relist, δ)'
 describe('initialDelaySeconds that is a multiple of periodSeconds (kubernetes#130393)', () => {
   const liveness = http({ initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 });
 
-  it('10/10/3: the first probe lands at 20 s − δ, so start-ups under 40 s live and 40 s is killed', async () => {
-    expect(await kills(liveness, 'down:39s,up', 3 * 60_000)).toEqual([]);
-    const killed = await kills(liveness, 'down:40s,up', 3 * 60_000);
+  it('10/10/3: the first probe lands at 20 s − δ (δ of a first start: 1–2 s), so start-ups under 38 s live and 39 s is killed', async () => {
+    expect(await kills(liveness, 'down:38s,up', 3 * 60_000)).toEqual([]);
+    const killed = await kills(liveness, 'down:39s,up', 3 * 60_000);
     expect(killed.length).toBeGreaterThan(0);
-    expect(killed[0]?.ageMs).toBeGreaterThan(39_000);
-    expect(killed[0]?.ageMs).toBeLessThan(40_000);
+    expect(killed[0]?.ageMs).toBeGreaterThan(38_000);
+    expect(killed[0]?.ageMs).toBeLessThan(39_000);
+  });
+
+  it('a restart at once is first probed at the delay or a period after it, by where its start falls in its second (startedAt cut to the second)', async () => {
+    // The worker ages the container from startedAt cut to the whole second: a restart δ after
+    // the killing tick is probed at the delay unless a second boundary fell between the tick
+    // and the start. Over seeds (each a phase of the ticks in the second) both happen.
+    const ages = new Set<number>();
+    for (const seed of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]) {
+      const seen = await kills(liveness, 'down', 100_000, seed);
+      // The restarts at once after the first kill (before any back-off).
+      for (const k of seen.slice(1, 3)) ages.add(Math.round(k.ageMs / 10_000) * 10);
+    }
+    expect([...ages].sort()).toEqual([30, 40]);
   });
 
   it.each([
@@ -124,11 +142,14 @@ describe('initialDelaySeconds that is a multiple of periodSeconds (kubernetes#13
 
 describe('startupGuard.firstStartKill: the δ bounds check reports', () => {
   it.each([
-    [{ periodSeconds: 10, failureThreshold: 3 }, 29.6, 29.9, 20, 30],
-    [{ initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 }, 39.6, 39.9, 30, 40],
-    [{ initialDelaySeconds: 5, periodSeconds: 10, failureThreshold: 3 }, 29.6, 29.9, 25, 35],
-    // A 1 s period: the relist can hide the new container from the first tick.
-    [{ periodSeconds: 1, failureThreshold: 3 }, 2.6, 3.9, 2, 3.9],
+    // A first start's δ is 1.05–1.9 s (FIRST_START_LATENCY: the sandbox, then the container);
+    // the bounds are rounded outwards to a tenth of a second.
+    [{ periodSeconds: 10, failureThreshold: 3 }, 28.1, 29, 20, 30],
+    [{ initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 }, 38.1, 39, 29, 40],
+    // Any phase: the first probe from a second before the delay (startedAt cut to the second).
+    [{ initialDelaySeconds: 5, periodSeconds: 10, failureThreshold: 3 }, 28.1, 29, 24, 35],
+    // A 1 s period: the sandbox and the relist can hide the new container from the first ticks.
+    [{ periodSeconds: 1, failureThreshold: 3 }, 2.1, 4, 2, 4],
   ])('%j: killed on the first start between %s s and %s s (any phase: %s s – %s s)', (timing, earliest, latest, always, budget) => {
     const container = setPodDefaults(podWith({ livenessProbe: http(timing) })).spec?.containers[0] as Container;
     const guard = startupGuard(container);

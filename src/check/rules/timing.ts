@@ -293,13 +293,21 @@ Example: an app that needs 40s:
  * The crash loop of a start-up that every start is killed for, in numbers (crash-loop.ts):
  * `restarted at once after the kills at 30s, 1m0s, 1m30s and 2m0s (…); CrashLoopBackOff from
  * the kill at 2m30s: restarted no sooner than 3m10s, …`. With a 1 s period and no initial
- * delay a run can last a tick longer (the relist): the times are then ranges.
+ * delay a run can last a tick longer (the relist), and with a delay that is a multiple of the
+ * period a restart's run a period shorter (startedAt read in whole seconds): the times are then
+ * ranges. The first run is a first start's (after its sandbox), the others a restart's.
  */
 function crashLoopSchedule(guard: StartupGuard): string {
   const run = probeKillRunSeconds(guard.probe);
-  const [short, long] = [probeKillLoop(run.min), probeKillLoop(run.max)];
-  const at = (n: number): string => (run.min === run.max ? formatSeconds(n * run.min) : `${formatSeconds(n * run.min)}–${formatSeconds(n * run.max)}`);
-  const runs = run.min === run.max ? formatSeconds(run.min) : `${formatSeconds(run.min)} to ${formatSeconds(run.max)}`;
+  const [short, long] = [probeKillLoop(run.min, run.first.min), probeKillLoop(run.max, run.first.max)];
+  // The n-th kill: the first run, then n − 1 runs restarted at once.
+  const earliest = (n: number): number => run.first.min + (n - 1) * run.min;
+  const latest = (n: number): number => run.first.max + (n - 1) * run.max;
+  const range = (lo: number, hi: number): string => (lo === hi ? formatSeconds(lo) : `${formatSeconds(lo)}–${formatSeconds(hi)}`);
+  const at = (n: number): string => range(earliest(n), latest(n));
+  const span = (lo: number, hi: number): string => (lo === hi ? formatSeconds(lo) : `${formatSeconds(lo)} to ${formatSeconds(hi)}`);
+  const sameFirst = run.first.min === run.min && run.first.max === run.max;
+  const runs = sameFirst ? span(run.min, run.max) : `${span(run.min, run.max)} (the first ${span(run.first.min, run.first.max)}: its sandbox first)`;
   const kills = (count: number): string => {
     const times = Array.from({ length: count }, (_, i) => at(i + 1));
     return times.length <= 1 ? (times[0] ?? '') : `${times.slice(0, -1).join(', ')} and ${times.at(-1) ?? ''}`;
@@ -314,7 +322,7 @@ function crashLoopSchedule(guard: StartupGuard): string {
   }
   const n = long.restartedAtOnce.length;
   const step = long.firstBackOffStepSeconds;
-  const restart = run.min === run.max ? formatSeconds((n + 1) * run.min + step) : `${formatSeconds((n + 1) * run.min + step)}–${formatSeconds((n + 1) * run.max + step)}`;
+  const restart = range(earliest(n + 1) + step, latest(n + 1) + step);
   const later = long.laterStepsSeconds.map((x) => formatSeconds(x));
   const capped = later.length > 1 ? `${later.slice(0, -1).join(', ')}, then ${later.at(-1) ?? ''}` : (later[0] ?? '');
   return `killed and restarted at once at ${kills(n)} — each run of ${runs} is no shorter than the back-off step, which counts from the exit before the killed one (kubernetes#22240) — then CrashLoopBackOff from the kill at ${at(n + 1)}: restarted no sooner than ${restart} (step ${formatSeconds(step)}); after that a kill restarts at once only when it comes a full step (${capped}) after the kill before it, else a step after itself, and the pod worker's requeue can add up to half the remaining step`;

@@ -68,6 +68,13 @@ export interface CriRuntimeOptions {
   clock?: Clock;
   /** Default {@link RELIST_PERIOD_MS}. */
   relistPeriodMs?: number;
+  /**
+   * Relist at `relistPhaseMs + k × relistPeriodMs` of the clock (the kubelet's relist instants,
+   * `KubeletOptions.relistPhaseMs`), so that an exit a relist finds is synced at once: the
+   * kubelet's sync waits for a relist after its previous one, and this is that relist. Default:
+   * a period after the previous relist ended.
+   */
+  relistPhaseMs?: number;
   /** The node name of a `probelet node` agent, labelled on every sandbox and container (NODE_LABEL). */
   node?: string;
   /** Bytes of a container's log returned by `containerLogs`. Default 64 KiB. */
@@ -152,6 +159,9 @@ export class CriRuntime implements ContainerRuntime {
   private readonly clock: Clock;
   private readonly runDir: string;
   private readonly relistPeriodMs: number;
+  private readonly relistPhaseMs: number | undefined;
+  /** Exits are found by relisting: the kubelet's PLEG (ContainerRuntime.relists). */
+  readonly relists = true;
   private readonly logTailBytes: number;
   private readonly owner: Owner;
   private readonly sandboxes = new Map<string, SandboxRecord>();
@@ -179,6 +189,7 @@ export class CriRuntime implements ContainerRuntime {
     this.clock = options.clock ?? realClock;
     this.runDir = options.runDir;
     this.relistPeriodMs = options.relistPeriodMs ?? RELIST_PERIOD_MS;
+    this.relistPhaseMs = options.relistPhaseMs;
     this.logTailBytes = options.logTailBytes ?? DEFAULT_LOG_TAIL_BYTES;
     this.warn = options.warn ?? ((message) => process.emitWarning(message));
     this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid, pidStart: processStartTime(process.pid), ...(options.node ? { node: options.node } : {}) };
@@ -452,7 +463,15 @@ export class CriRuntime implements ContainerRuntime {
     if (this.closing) return;
     this.relistTimer = this.clock.setTimeout(() => {
       void this.relist().finally(() => this.startRelist());
-    }, this.relistPeriodMs);
+    }, this.untilNextRelist());
+  }
+
+  /** A period from now, or to the next relist instant of the phase (never 0: one relist an instant). */
+  private untilNextRelist(): number {
+    if (this.relistPhaseMs === undefined) return this.relistPeriodMs;
+    const period = this.relistPeriodMs;
+    const since = (((this.clock.now() - this.relistPhaseMs) % period) + period) % period;
+    return period - since;
   }
 
   /** PLEG: containers that stopped since the last look get their final status and an `exited` event. */
