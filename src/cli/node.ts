@@ -38,6 +38,7 @@ import { deferredView } from './run.js';
 import { containerRecordPath, removeRecordedLeftovers } from '../runtime/process-owner.js';
 import { requireReadable } from './inputs.js';
 import { createRuntime, type RuntimeFlags } from './run-runtime.js';
+import { CriRuntime } from '../runtime/cri/cri-runtime.js';
 import { packageVersion } from './version.js';
 import { setLongTimeout } from '../util/timer.js';
 
@@ -221,11 +222,15 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
 async function realNode(common: CommonOptions, flags: NodeFlags, runDir: string): Promise<NodeAgentOptions> {
   const runtimeFlags: RuntimeFlags = { runtime: flags.runtime === 'cri' ? 'cri' : 'process', ...(flags.criEndpoint !== undefined ? { criEndpoint: flags.criEndpoint } : {}) };
   if (runtimeFlags.runtime === 'process') {
-    // Containers a killed earlier run of this node left running go first (the CRI runtime does the same by its labels).
+    // Containers a killed earlier run of this node left running go first: a process cannot be
+    // re-parented, so they cannot be adopted (the CRI runtime adopts its containers instead).
     const killed = removeRecordedLeftovers(containerRecordPath(common.name));
     if (killed > 0) common.log(`node ${common.name}: stopped ${killed} container(s) an earlier run left running; their pods start again`);
   }
-  return { ...common, runtime: await createRuntime(runtimeFlags, runDir, { node: common.name }) };
+  const runtime = await createRuntime(runtimeFlags, runDir, { node: common.name });
+  const left = runtime instanceof CriRuntime ? runtime.leftPods().length : 0;
+  if (left > 0) common.log(`node ${common.name}: found ${left} pod(s) an earlier run left in the runtime; those still bound to this node are adopted, the others removed`);
+  return { ...common, runtime };
 }
 
 /**

@@ -33,7 +33,8 @@ export function runsImages(flags: RuntimeFlags): boolean {
 
 /**
  * Creates the runtime; a CRI runtime that cannot be reached is an error that says what to do.
- * `node` (probelet node) labels the CRI sandboxes and containers with the node's name, or has
+ * `node` (probelet node) labels the CRI sandboxes and containers with the node's name (and
+ * has the CRI runtime keep what a killed earlier run of that node left, for adoption), or has
  * the process runtime record its containers under it (process-owner.ts).
  */
 export async function createRuntime(
@@ -45,7 +46,7 @@ export async function createRuntime(
   if (flags.runtime !== 'cri') return createProcessRuntime({ runDir, ...hooks, ...(node !== undefined ? { containerRecord: containerRecordPath(node) } : {}) });
   const endpoint = criEndpoint(flags.criEndpoint);
   try {
-    return await createCriRuntime({ endpoint, runDir, warn: (message) => process.stderr.write(`probelet: ${message}\n`), ...(node !== undefined ? { node } : {}) });
+    return await createCriRuntime({ endpoint, runDir, warn: (message) => process.stderr.write(`probelet: ${message}\n`), ...(node !== undefined ? { node, adopt: true } : {}) });
   } catch (err) {
     throw new CliUsageError(`--runtime cri: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -102,6 +102,10 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     random,
     recorder,
     admit: options.admit ?? admitPods,
+    // A kubelet that has just started: probes of containers that outlived the agent follow
+    // upstream's kubelet-restart rules (readiness kept until the first verdict), and the
+    // first probes of its workers are jittered.
+    kubeletRestart: true,
     ...(options.prober ? { prober: options.prober(recorder) } : {}),
     ...(options.flightRecorder === false ? { flightRecorder: false } : {}),
   });
@@ -224,6 +228,16 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     },
   });
 
+  // Once the node knows its pods: what an earlier run left for pods no longer bound to it goes,
+  // as the kubelet's HandlePodCleanups kills runtime pods it does not want.
+  const cleanedUp = source.synced
+    .then(async () => {
+      if (closing || !runtime.removeUnadopted) return;
+      const removed = await runtime.removeUnadopted(new Set(pods.keys()));
+      if (removed > 0) log(`node ${name}: removed what an earlier run left running for ${removed} pod(s) no longer bound to this node`);
+    })
+    .catch((err: unknown) => log(`node ${name}: removing what an earlier run left failed: ${errorMessage(err)}`));
+
   return {
     name,
     kubelet,
@@ -232,6 +246,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     async close() {
       closing = true;
       source.close();
+      await cleanedUp;
       // Pods being deleted finish their grace periods, then every other pod gets its own.
       await Promise.allSettled([...stopping]);
       await kubelet.close();
