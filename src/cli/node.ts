@@ -13,7 +13,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Taint } from 'kubernetes-types/core/v1.js';
 import type { Pod } from '../api/types.js';
@@ -22,6 +22,8 @@ import { admitPods } from '../api/admit.js';
 import type { NodeAgent, NodeAgentOptions } from '../node/agent.js';
 import type { KubeClients } from '../node/kube.js';
 import { detectNodeAddress } from '../node/node-object.js';
+import { DEFAULT_EVICTION_HARD, parseEvictionHard, type Threshold } from '../node/eviction.js';
+import { readMachineStats } from '../node/machine-stats.js';
 import { Prober } from '../prober/prober.js';
 import type { ContainerRuntime } from '../runtime/types.js';
 import { startServer, type RunningServer } from '../server/server.js';
@@ -53,6 +55,7 @@ interface NodeFlags {
   nodeIp?: string;
   nodes?: string;
   behaviourAnnotation: string;
+  evictionHard: string;
 }
 
 /** The signals that stop a node (a daemon is also stopped by HUP and QUIT). */
@@ -108,6 +111,11 @@ export function registerNodeCommand(program: Command, io: CliIO, setExit: (code:
     .option('--nodes <n>', 'with --runtime simulated: register this many nodes from one process')
     .option('--behaviour-annotation <key>', 'with --runtime simulated: the pod annotation holding CONTAINER[.PROBE]=SCRIPT behaviours', DEFAULT_BEHAVIOUR_ANNOTATION)
     .option('--node-ip <address>', "the Node's InternalIP, also its pods' IP (they share the host's network); default: this machine's first non-loopback IPv4 address")
+    .option(
+      '--eviction-hard <thresholds>',
+      "the kubelet's hard eviction thresholds, which put the node's MemoryPressure, DiskPressure and PIDPressure conditions to True (nothing is evicted); '' for none",
+      DEFAULT_EVICTION_HARD,
+    )
     .option('--listen <host:port>', "the read-only API the Node's daemonEndpoints names (/healthz, /pods, /events, /metrics/probes); loopback only; port 0 picks one (always, with --nodes)", '127.0.0.1:10255')
     .action(async (flags: NodeFlags) => {
       setExit(await runNode(flags, io, env));
@@ -143,6 +151,12 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
     }
   }
   const listen = parseListen(flags.listen);
+  let evictionHard: Threshold[];
+  try {
+    evictionHard = parseEvictionHard(flags.evictionHard);
+  } catch (err) {
+    throw new CliUsageError(err instanceof Error ? err.message : String(err));
+  }
   const address = flags.nodeIp ?? detectNodeAddress();
   if (address === undefined) {
     throw new CliUsageError('--node-ip: this machine has no non-loopback IPv4 address; give the address the cluster reaches it at (the API server refuses loopback pod IPs in EndpointSlices)');
@@ -187,6 +201,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
         port: server.address.port,
         address,
         log,
+        evictionHard,
       };
       const options = flags.runtime === 'simulated' ? simulatedNode(common, i, flags.behaviourAnnotation, count !== undefined) : await realNode(common, flags, join(runDir, name));
       node.runtime = options.runtime;
@@ -230,7 +245,8 @@ async function realNode(common: CommonOptions, flags: NodeFlags, runDir: string)
   const runtime = await createRuntime(runtimeFlags, runDir, { node: common.name });
   const left = runtime instanceof CriRuntime ? runtime.leftPods().length : 0;
   if (left > 0) common.log(`node ${common.name}: found ${left} pod(s) an earlier run left in the runtime; those still bound to this node are adopted, the others removed`);
-  return { ...common, runtime };
+  // The node filesystem is the one of its run directory (pod logs); the image filesystem is taken to be the same.
+  return { ...common, runtime, machineStats: () => readMachineStats({ nodeDir: dirname(runDir) }) };
 }
 
 /**

@@ -14,6 +14,7 @@ import type { ContainerRuntime } from '../runtime/types.js';
 import { realClock, realRandom, type Clock } from '../util/clock.js';
 import { createEventSink, type EventSink } from './event-sink.js';
 import { startHeartbeat, type Heartbeat } from './heartbeat.js';
+import { startNodeHealth, type NodeHealthOptions } from './node-health.js';
 import { errorMessage, httpStatus, type KubeClients } from './kube.js';
 import type { NodeIdentity } from './node-object.js';
 import { startPodSource, type PodSource } from './pod-source.js';
@@ -41,6 +42,10 @@ export interface NodeAgentOptions extends Omit<NodeIdentity, 'capacity'> {
   flightRecorder?: boolean;
   /** Aborting it gives up a registration still being retried (the node is stopped before it joined). */
   signal?: AbortSignal;
+  /** The machine's stats for the pressure conditions (readMachineStats); none: never under pressure (a simulated fleet). */
+  machineStats?: NodeHealthOptions['machineStats'];
+  /** The hard eviction thresholds (`--eviction-hard`; default the kubelet's). */
+  evictionHard?: NodeHealthOptions['thresholds'];
 }
 
 export interface NodeAgent {
@@ -94,7 +99,22 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     ...(options.taints ? { taints: options.taints } : {}),
     ...(options.labels ? { labels: options.labels } : {}),
   };
-  const heartbeat: Heartbeat = await startHeartbeat({ clients, identity, clock, log, ...(options.signal ? { signal: options.signal } : {}) });
+  const health = startNodeHealth({
+    runtime,
+    clock,
+    ...(options.machineStats ? { machineStats: options.machineStats } : {}),
+    ...(options.evictionHard ? { thresholds: options.evictionHard } : {}),
+  });
+  // The first status says Ready only once the runtime answered (upstream may first post
+  // "container runtime status check may not have completed yet"; this avoids that flap).
+  await health.checked;
+  let heartbeat: Heartbeat;
+  try {
+    heartbeat = await startHeartbeat({ clients, identity, clock, log, health: () => health.current(), ...(options.signal ? { signal: options.signal } : {}) });
+  } catch (err) {
+    health.close();
+    throw err;
+  }
   const recorder = createEventRecorder({ clock, host: name });
   const kubelet = new Kubelet({
     runtime,
@@ -256,6 +276,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       offStatus();
       offEvents();
       heartbeat.close();
+      health.close();
     },
   };
 }

@@ -10,7 +10,7 @@ import type { Node, NodeStatus, Taint } from 'kubernetes-types/core/v1.js';
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import type { Clock } from '../util/clock.js';
 import { errorMessage, httpStatus, plain, strategicMergePatch, type KubeClients } from './kube.js';
-import { initialNode, nodeStatus, statusFingerprint, type NodeIdentity } from './node-object.js';
+import { initialNode, nodeStatus, statusFingerprint, type NodeHealth, type NodeIdentity } from './node-object.js';
 
 /** `kube-node-lease`: where every node's Lease lives. */
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
@@ -37,6 +37,8 @@ export interface HeartbeatOptions {
   log: (line: string) => void;
   /** Aborting it stops the registration attempts (the node is being stopped before it registered). */
   signal?: AbortSignal;
+  /** What the conditions are computed from at each status computation (default: healthy). */
+  health?: () => NodeHealth;
 }
 
 /** `registerWithAPIServer`'s back-off between attempts: 100 ms doubling to 7 s. */
@@ -100,7 +102,7 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbe
 
   async function syncStatus(): Promise<void> {
     const now = clock.now();
-    const status = nodeStatus(identity, kubeTime(now), lastStatus);
+    const status = nodeStatus(identity, kubeTime(now), lastStatus, options.health?.());
     const fingerprint = statusFingerprint(status);
     if (fingerprint === lastFingerprint && now - lastReportAt < NODE_STATUS_REPORT_FREQUENCY_MS) return;
     try {

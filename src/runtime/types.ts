@@ -66,6 +66,14 @@ export interface AdoptedPod {
   containers: RuntimeContainerStatus[];
 }
 
+/** A CRI `RuntimeCondition` (`RuntimeReady`, `NetworkReady`). */
+export interface RuntimeCondition {
+  type: string;
+  status: boolean;
+  reason: string;
+  message: string;
+}
+
 export interface ContainerRuntime {
   /**
    * The runtime runs containers from their images (a CRI runtime), so a container without
@@ -94,6 +102,11 @@ export interface ContainerRuntime {
    * wants. Resolves with how many pods' sandboxes went.
    */
   removeUnadopted?(keep: ReadonlySet<string>): Promise<number>;
+  /**
+   * CRI `Status`: the runtime's conditions, for the node's Ready condition; rejects when the
+   * runtime does not answer. Runtimes inside probelet's own process (always up) omit it.
+   */
+  runtimeStatus?(): Promise<RuntimeCondition[]>;
   /** Creates the pod's sandbox (network identity). */
   runPodSandbox(pod: Pod): Promise<PodSandbox>;
   /** Stops every container still running in the sandbox (SIGKILL) and forgets the sandbox. */

@@ -28,7 +28,7 @@ import { resolveContainerEnv } from '../env.js';
 import { containerFieldPath } from '../input-error.js';
 import { DEFAULT_LOG_TAIL_BYTES } from '../logs.js';
 import { containerEvents } from '../container-events.js';
-import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeContainerStatus } from '../types.js';
+import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
 import type { CriClient } from './client.js';
 import { GrpcStatus, grpcCode, grpcMessage } from './grpc-error.js';
 import { readCriLogTail } from './cri-logs.js';
@@ -238,6 +238,14 @@ export class CriRuntime implements ContainerRuntime {
     } catch (err) {
       throw new Error(`${goStatusText(err)}${pullHint(grpcMessage(err))}`);
     }
+  }
+
+  // --- status -------------------------------------------------------------------------
+
+  /** CRI `Status` (within the connect timeout: a runtime that does not answer is a failed check). */
+  async runtimeStatus(): Promise<RuntimeCondition[]> {
+    const res = await this.client.Status({}, CONNECT_TIMEOUT_MS);
+    return (res.status?.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
   }
 
   // --- sandboxes ------------------------------------------------------------------------
