@@ -29,7 +29,7 @@ import { clusterClients, clusterUnavailable, until } from './helpers.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENDPOINT = process.env.PROBELET_NODE_CRI_ENDPOINT ?? CRI_ENDPOINT;
 const SOCKET = ENDPOINT.replace(/^unix:\/\//, '');
-const NODE = `probelet-adopt-${randomBytes(3).toString('hex')}`;
+const NODE = `h20a-adopt-${randomBytes(3).toString('hex')}`;
 
 function unavailable(): string | undefined {
   const cluster = clusterUnavailable();
