@@ -250,13 +250,17 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
 
   // Once the node knows its pods: what an earlier run left for pods no longer bound to it goes,
   // as the kubelet's HandlePodCleanups kills runtime pods it does not want.
-  const cleanedUp = source.synced
-    .then(async () => {
-      if (closing || !runtime.removeUnadopted) return;
-      const removed = await runtime.removeUnadopted(new Set(pods.keys()));
-      if (removed > 0) log(`node ${name}: removed what an earlier run left running for ${removed} pod(s) no longer bound to this node`);
-    })
-    .catch((err: unknown) => log(`node ${name}: removing what an earlier run left failed: ${errorMessage(err)}`));
+  // A stop waits for a cleanup under way, never for a first list that may not come.
+  let cleanedUp: Promise<void> | undefined;
+  void source.synced.then(() => {
+    if (closing || !runtime.removeUnadopted) return;
+    cleanedUp = runtime
+      .removeUnadopted(new Set(pods.keys()))
+      .then((removed) => {
+        if (removed > 0) log(`node ${name}: removed what an earlier run left running for ${removed} pod(s) no longer bound to this node`);
+      })
+      .catch((err: unknown) => log(`node ${name}: removing what an earlier run left failed: ${errorMessage(err)}`));
+  });
 
   return {
     name,
