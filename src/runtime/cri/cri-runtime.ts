@@ -408,8 +408,8 @@ export class CriRuntime implements ContainerRuntime {
       const adopted: RemovalFailure[] = [];
       for (const id of this.adopted) {
         if (!this.sandboxes.has(id)) continue;
-        const inside = [...this.containers.values()].filter((r) => r.sandboxID === id).map((r) => ({ id: r.criID }) as cri.Container);
-        adopted.push(...(await this.removeListed(inside, [{ id } as cri.PodSandbox])));
+        const inside = [...this.containers.values()].filter((r) => r.sandboxID === id).map((r) => ({ id: r.criID }));
+        adopted.push(...(await this.removeListed(inside, [{ id }])));
       }
       for (const { kind, id, error } of [...adopted, ...(await this.removeAll({ [RUN_LABEL]: this.owner.runID }))]) {
         this.warn(`could not remove the ${kind} ${id} of this run from ${this.client.endpoint}: ${grpcMessage(error)}; the next start removes it, or ${removeByHand(kind, id)}`);
@@ -555,7 +555,7 @@ export class CriRuntime implements ContainerRuntime {
   }
 
   /** Removes these containers, then these sandboxes; returns those that could not be. */
-  private async removeListed(containers: readonly cri.Container[], sandboxes: readonly cri.PodSandbox[]): Promise<RemovalFailure[]> {
+  private async removeListed(containers: ReadonlyArray<{ id: string }>, sandboxes: ReadonlyArray<{ id: string }>): Promise<RemovalFailure[]> {
     const failed: RemovalFailure[] = [];
     for (const c of containers) {
       await this.stopAndRemove(
