@@ -97,6 +97,19 @@ async function runningByPod(): Promise<Map<string, string[]>> {
   }
 }
 
+/** Every sandbox and container of this node in containerd, running or not. */
+async function leftOfNode(): Promise<string[]> {
+  const client = createCriClient(ENDPOINT);
+  try {
+    const selector = { label_selector: { [NODE_LABEL]: NODE } };
+    const { items } = await client.ListPodSandbox({ filter: selector });
+    const { containers } = await client.ListContainers({ filter: selector });
+    return [...items.map((x) => `sandbox ${x.id}`), ...containers.map((x) => `container ${x.id}`)];
+  } finally {
+    client.close();
+  }
+}
+
 async function execIn(containerID: string, cmd: string[]): Promise<void> {
   const client = createCriClient(ENDPOINT);
   try {
@@ -209,5 +222,9 @@ describeAdopt(`probelet node --runtime cri adopts its running containers after a
     const killing = await until('the Killing event', async () => (await events('keep', 'Killing'))[0]);
     expect(killing.message).toBe('Container app failed liveness probe, will be restarted');
     expect([...(await runningByPod()).values()]).toEqual([[restarted.containerID?.replace(/^[a-z]+:\/\//, '')]]);
+
+    // A stop leaves nothing of the node in the runtime, the adopted sandbox included.
+    await stopAgent(agent, 'SIGTERM');
+    expect(await leftOfNode()).toEqual([]);
   }, 180_000);
 });
