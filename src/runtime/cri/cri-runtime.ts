@@ -464,7 +464,18 @@ export class CriRuntime implements ContainerRuntime {
     const left = this.leftByPod.get(uid);
     if (!left) return Promise.resolve(undefined);
     this.leftByPod.delete(uid);
-    return this.track(this.takeOver(pod, left));
+    return this.track(
+      this.takeOver(pod, left).catch(async (err: unknown) => {
+        // Never two copies: what could not be taken over goes before the pod starts anew.
+        for (const s of left.sandboxes) {
+          this.sandboxes.delete(s.id);
+          this.adopted.delete(s.id);
+        }
+        for (const c of left.containers) this.containers.delete(`${this.scheme}${c.id}`);
+        this.warnFailures(await this.removeListed(left.containers, left.sandboxes).catch(() => []));
+        throw err;
+      }),
+    );
   }
 
   /**
