@@ -204,8 +204,9 @@ describeAdopt(`probelet node --runtime cri adopts its running containers after a
     expect(keepAfter).toMatchObject({ ready: true, started: true, restartCount: 0 });
     // Ready throughout: the condition did not flip (its transition time is the first run's).
     const readySince = (p: Pod): string | undefined => p.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime;
-    expect(isReady(await getPod('keep'))).toBe(true);
-    expect(readySince(await getPod('keep'))).toBe(readySince(before.keep));
+    const keepNow = await getPod('keep');
+    expect(isReady(keepNow)).toBe(true);
+    expect(readySince(keepNow), JSON.stringify(keepNow.status?.conditions)).toBe(readySince(before.keep));
     expect([...(await runningByPod()).values()]).toEqual([[keepBefore?.containerID?.replace(/^[a-z]+:\/\//, '')]]);
     // Nothing was created or started again.
     expect((await events('keep', 'Started')).map((e) => e.count ?? 1)).toEqual([1]);

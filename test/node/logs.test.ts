@@ -129,7 +129,8 @@ describeLogs(`kubectl logs from a probelet node (${ENDPOINT})`, () => {
   }, 60_000);
 
   it('the Node names the authenticated port; kubectl logs, --tail, --timestamps, --limit-bytes and -f show what the container wrote', async () => {
-    const script = 'echo line 1; echo line 2; echo err >&2; i=0; while true; do sleep 1; i=$((i+1)); echo tick $i; done';
+    // stdout and stderr are two pipes: only lines a moment apart are in the file in the order written.
+    const script = 'echo line 1; echo line 2; sleep 1; echo err >&2; i=0; while true; do sleep 1; i=$((i+1)); echo tick $i; done';
     const body = {
       metadata: { name: 'talker', namespace },
       spec: { nodeName: NODE, terminationGracePeriodSeconds: 1, containers: [{ name: 'app', image: 'probelet.local/busybox:test', imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', script] }] },
