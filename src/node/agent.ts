@@ -15,6 +15,7 @@ import { realClock, realRandom, type Clock } from '../util/clock.js';
 import { createEventSink, type EventSink } from './event-sink.js';
 import { startHeartbeat, type Heartbeat } from './heartbeat.js';
 import { startNodeHealth, type NodeHealthOptions } from './node-health.js';
+import { createNodeEventRecorder, STARTING_MESSAGE, STARTING_REASON, statusEventMessage } from './node-events.js';
 import { errorMessage, httpStatus, type KubeClients } from './kube.js';
 import type { NodeIdentity } from './node-object.js';
 import { startPodSource, type PodSource } from './pod-source.js';
@@ -108,9 +109,21 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   // The first status says Ready only once the runtime answered (upstream may first post
   // "container runtime status check may not have completed yet"; this avoids that flap).
   await health.checked;
+  const eventSink: EventSink = createEventSink(clients, log);
+  const nodeEvents = createNodeEventRecorder(name, clock, (event) => eventSink.offer(event));
+  // BirthCry: before the registration, whose first status records the conditions' events.
+  nodeEvents.record(STARTING_REASON, STARTING_MESSAGE);
   let heartbeat: Heartbeat;
   try {
-    heartbeat = await startHeartbeat({ clients, identity, clock, log, health: () => health.current(), ...(options.signal ? { signal: options.signal } : {}) });
+    heartbeat = await startHeartbeat({
+      clients,
+      identity,
+      clock,
+      log,
+      health: () => health.current(),
+      onConditionChange: (reason) => nodeEvents.record(reason, statusEventMessage(name, reason)),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   } catch (err) {
     health.close();
     throw err;
@@ -130,7 +143,6 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     ...(options.flightRecorder === false ? { flightRecorder: false } : {}),
   });
   const statusSink: StatusSink = createStatusSink(clients, options.address, log);
-  const eventSink: EventSink = createEventSink(clients, log);
   const offStatus = kubelet.onPodStatus((pod) => statusSink.offer(pod));
   const offEvents = recorder.subscribe((event) => eventSink.offer(event));
   const pods = new Map<string, Known>();

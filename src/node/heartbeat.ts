@@ -10,6 +10,7 @@ import type { Node, NodeStatus, Taint } from 'kubernetes-types/core/v1.js';
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import type { Clock } from '../util/clock.js';
 import { errorMessage, httpStatus, plain, strategicMergePatch, type KubeClients } from './kube.js';
+import { conditionChangeReasons } from './node-events.js';
 import { initialNode, nodeStatus, statusFingerprint, type NodeHealth, type NodeIdentity } from './node-object.js';
 
 /** `kube-node-lease`: where every node's Lease lives. */
@@ -39,6 +40,8 @@ export interface HeartbeatOptions {
   signal?: AbortSignal;
   /** What the conditions are computed from at each status computation (default: healthy). */
   health?: () => NodeHealth;
+  /** Told each condition change a kubelet records as an event (`NodeReady`, `NodeHasDiskPressure`, …), once the status carrying it is written. */
+  onConditionChange?: (reason: string) => void;
 }
 
 /** `registerWithAPIServer`'s back-off between attempts: 100 ms doubling to 7 s. */
@@ -107,6 +110,7 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbe
     if (fingerprint === lastFingerprint && now - lastReportAt < NODE_STATUS_REPORT_FREQUENCY_MS) return;
     try {
       const patched = await clients.core.patchNodeStatus({ name: identity.name, body: { status } }, strategicMergePatch);
+      for (const reason of conditionChangeReasons(lastStatus?.conditions, status.conditions ?? [])) options.onConditionChange?.(reason);
       lastStatus = plain<Node>(patched).status ?? status;
       lastFingerprint = fingerprint;
       lastReportAt = now;

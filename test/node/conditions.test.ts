@@ -11,9 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Node, NodeCondition } from 'kubernetes-types/core/v1.js';
+import type { Event } from '../../src/api/types.js';
 import { startNodeAgent } from '../../src/node/agent.js';
 import { DEFAULT_EVICTION_HARD, PRESSURE_TRANSITION_PERIOD_MS, createPressureTracker, parseEvictionHard } from '../../src/node/eviction.js';
 import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
+import { conditionChangeReasons } from '../../src/node/node-events.js';
 import { plain } from '../../src/node/kube.js';
 import { memoryStats, readMachineStats, rlimitStats, type MachineStats } from '../../src/node/machine-stats.js';
 import { startNodeHealth } from '../../src/node/node-health.js';
@@ -193,6 +195,18 @@ describe('the node conditions (setters.go)', () => {
   });
 });
 
+describe('the node’s events (setters.go, recordNodeStatusEvent)', () => {
+  const cond = (type: string, status: string): NodeCondition => ({ type, status });
+  it('a new or changed pressure condition is recorded, Ready only when it flips', () => {
+    const healthyNow = [cond('MemoryPressure', 'False'), cond('DiskPressure', 'False'), cond('PIDPressure', 'False'), cond('Ready', 'True')];
+    expect(conditionChangeReasons(undefined, healthyNow)).toEqual(['NodeHasSufficientMemory', 'NodeHasNoDiskPressure', 'NodeHasSufficientPID']);
+    expect(conditionChangeReasons(healthyNow, healthyNow)).toEqual([]);
+    const sick = [cond('MemoryPressure', 'True'), cond('DiskPressure', 'False'), cond('PIDPressure', 'False'), cond('Ready', 'False')];
+    expect(conditionChangeReasons(healthyNow, sick)).toEqual(['NodeHasInsufficientMemory', 'NodeNotReady']);
+    expect(conditionChangeReasons(sick, healthyNow)).toEqual(['NodeHasSufficientMemory', 'NodeReady']);
+  });
+});
+
 describeCluster('node conditions through the real API server', () => {
   it('memory pressure and a runtime that is not ready show on the Node as kubectl describe node reads them; an unchanged status is not written again', async () => {
     const clients = clusterClients();
@@ -243,6 +257,32 @@ describeCluster('node conditions through the real API server', () => {
       const ready = changed.status?.conditions?.find((c) => c.type === 'Ready');
       expect(ready?.message).toBe('container runtime not ready: RuntimeReady=false reason:TestDown message:stopped by the test');
       expect(changed.status?.conditions?.find((c) => c.type === 'MemoryPressure')?.message).toBe('kubelet has insufficient memory available');
+
+      // The events kubectl describe node shows, from "kubelet" on the node, about the Node.
+      const events = await until('the node’s events', async () => {
+        const list = plain<{ items: Event[] }>(await clients.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${nodeName}` })).items;
+        // The node controller's RegisteredNode is there too: only the kubelet's are ours.
+        const own = list.filter((e) => e.source?.component === 'kubelet');
+        return own.some((e) => e.reason === 'NodeNotReady') ? own : undefined;
+      }, 15_000);
+      const said = events.map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`).sort();
+      expect(said).toEqual(
+        [
+          'NodeHasInsufficientMemory',
+          'NodeHasNoDiskPressure',
+          'NodeHasSufficientMemory',
+          'NodeHasSufficientPID',
+          'NodeNotReady',
+        ]
+          .map((r) => `${r}: Node ${nodeName} status is now: ${r}`)
+          .concat('Starting: Starting kubelet.')
+          .sort(),
+      );
+      for (const e of events) {
+        expect(e.involvedObject).toEqual({ apiVersion: 'v1', kind: 'Node', name: nodeName });
+        expect(e.source).toEqual({ component: 'kubelet', host: nodeName });
+        expect(e.type).toBe('Normal');
+      }
     } finally {
       await agent.close();
       await clients.coordination.deleteNamespacedLease({ name: nodeName, namespace: NODE_LEASE_NAMESPACE }).catch(() => undefined);
