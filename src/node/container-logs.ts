@@ -91,5 +91,11 @@ export function formatLine(line: LogLine, timestamps: boolean): string {
 }
 
 function rfc3339Nano(time: string): string {
-  return time.replace(/\.(\d*?)0+(?=Z|[+-])/, (_, digits: string) => (digits === '' ? '' : `.${digits}`));
+  const dot = time.indexOf('.');
+  if (dot < 0) return time;
+  let end = dot + 1;
+  while (end < time.length && time.charCodeAt(end) >= 48 && time.charCodeAt(end) <= 57) end++;
+  let keep = end;
+  while (keep > dot + 1 && time[keep - 1] === '0') keep--;
+  return `${time.slice(0, keep === dot + 1 ? dot : keep)}${time.slice(end)}`;
 }

@@ -10,6 +10,7 @@
  */
 import { closeSync, openSync, readSync, fstatSync, existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
+import { dirname, join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pod } from '../api/types.js';
 import type { ContainerRuntime, RuntimeContainerStatus } from '../runtime/types.js';
@@ -100,7 +101,7 @@ function handle(options: KubeletServerOptions, req: IncomingMessage, res: Server
   if (logOptions.previous && id && !container && cs?.containerID) {
     // The runtime forgot the instance it replaced; its log file stays beside the current one's (`<attempt>.log`).
     const current = options.runtime.containerStatus(cs.containerID);
-    const path = current?.logPath?.replace(/\d+\.log$/, `${Math.max(0, (cs.restartCount ?? 1) - 1)}.log`);
+    const path = current?.logPath ? join(dirname(current.logPath), `${Math.max(0, (cs.restartCount ?? 1) - 1)}.log`) : undefined;
     if (current && path && path !== current.logPath && existsSync(path)) container = { ...current, id, state: 'exited', logPath: path };
   }
   if (!id || !container) {

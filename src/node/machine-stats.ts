@@ -68,10 +68,13 @@ function readText(path: string): string {
  * i.e. MemFree + Inactive(file).
  */
 export function memoryStats(meminfo: string): MachineStats['memory'] {
-  const kib = (key: string): number | undefined => {
-    const m = new RegExp(`^${key.replace(/[()]/g, '\\$&')}:\\s+(\\d+) kB`, 'm').exec(meminfo);
-    return m ? Number(m[1]) * 1024 : undefined;
-  };
+  const fields = new Map<string, number>();
+  for (const line of meminfo.split('\n')) {
+    const colon = line.indexOf(':');
+    const [value, unit] = line.slice(colon + 1).trim().split(' ');
+    if (colon > 0 && unit === 'kB' && value !== undefined && /^\d+$/.test(value)) fields.set(line.slice(0, colon), Number(value) * 1024);
+  }
+  const kib = (key: string): number | undefined => fields.get(key);
   const total = kib('MemTotal');
   const free = kib('MemFree');
   if (total === undefined || free === undefined) return undefined;
