@@ -10,10 +10,11 @@
  * Lease, tainted `probelet.dev/simulated=true:NoSchedule`; containers play the behaviour
  * scripts of their pod's annotation in real time, and pods turn Ready when their probes pass.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Taint } from 'kubernetes-types/core/v1.js';
 import type { Pod } from '../api/types.js';
@@ -21,7 +22,10 @@ import { admitPods } from '../api/admit.js';
 // Types only: the agent and @kubernetes/client-node (seconds to load) are imported when `node` runs, not by every command.
 import type { NodeAgent, NodeAgentOptions } from '../node/agent.js';
 import type { KubeClients } from '../node/kube.js';
+import { startKubeletServer, type KubeletServer } from '../node/kubelet-server.js';
 import { detectNodeAddress } from '../node/node-object.js';
+import { DEFAULT_EVICTION_HARD, parseEvictionHard, type Threshold } from '../node/eviction.js';
+import { readMachineStats } from '../node/machine-stats.js';
 import { Prober } from '../prober/prober.js';
 import type { ContainerRuntime } from '../runtime/types.js';
 import { startServer, type RunningServer } from '../server/server.js';
@@ -39,6 +43,7 @@ import { deferredView } from './run.js';
 import { containerRecordPath, removeRecordedLeftovers } from '../runtime/process-owner.js';
 import { requireReadable } from './inputs.js';
 import { createRuntime, type RuntimeFlags } from './run-runtime.js';
+import { CriRuntime } from '../runtime/cri/cri-runtime.js';
 import { packageVersion } from './version.js';
 import { setLongTimeout } from '../util/timer.js';
 
@@ -53,6 +58,11 @@ interface NodeFlags {
   nodeIp?: string;
   nodes?: string;
   behaviourAnnotation: string;
+  evictionHard: string;
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  clientCaFile?: string;
+  port: string;
 }
 
 /** The signals that stop a node (a daemon is also stopped by HUP and QUIT). */
@@ -108,10 +118,48 @@ export function registerNodeCommand(program: Command, io: CliIO, setExit: (code:
     .option('--nodes <n>', 'with --runtime simulated: register this many nodes from one process')
     .option('--behaviour-annotation <key>', 'with --runtime simulated: the pod annotation holding CONTAINER[.PROBE]=SCRIPT behaviours', DEFAULT_BEHAVIOUR_ANNOTATION)
     .option('--node-ip <address>', "the Node's InternalIP, also its pods' IP (they share the host's network); default: this machine's first non-loopback IPv4 address")
+    .option(
+      '--eviction-hard <thresholds>',
+      "the kubelet's hard eviction thresholds, which put the node's MemoryPressure, DiskPressure and PIDPressure conditions to True (nothing is evicted); '' for none",
+      DEFAULT_EVICTION_HARD,
+    )
+    .option('--tls-cert-file <file>', "with --tls-private-key-file and --client-ca-file: serve the kubelet's authenticated API (kubectl logs) on --node-ip:--port with this certificate, named by the Node's daemonEndpoints")
+    .option('--tls-private-key-file <file>', 'the key of --tls-cert-file')
+    .option('--client-ca-file <file>', "the CA whose certificates may call the authenticated API (the API server's kubelet client certificate)")
+    .option('--port <port>', 'the port of the authenticated API (0: any free one)', '10250')
     .option('--listen <host:port>', "the read-only API the Node's daemonEndpoints names (/healthz, /pods, /events, /metrics/probes); loopback only; port 0 picks one (always, with --nodes)", '127.0.0.1:10255')
     .action(async (flags: NodeFlags) => {
       setExit(await runNode(flags, io, env));
     });
+}
+
+/**
+ * The authenticated API's files and port: all three files or none (one node only: the API
+ * server reaches a node at its address and daemonEndpoints port). A file that cannot be read
+ * is a usage error naming its flag.
+ */
+function tlsFiles(flags: NodeFlags, count: number | undefined): { pem: { cert: Buffer; key: Buffer; clientCA: Buffer }; port: number } | undefined {
+  const given = { '--tls-cert-file': flags.tlsCertFile, '--tls-private-key-file': flags.tlsPrivateKeyFile, '--client-ca-file': flags.clientCaFile };
+  const set = Object.entries(given).filter(([, v]) => v !== undefined);
+  if (set.length === 0) return undefined;
+  if (set.length < 3) {
+    const missing = Object.entries(given).filter(([, v]) => v === undefined).map(([k]) => k);
+    throw new CliUsageError(`${set.map(([k]) => k).join(' and ')} also need ${missing.join(' and ')} (the authenticated API needs a certificate, its key and the client CA)`);
+  }
+  if (count !== undefined) throw new CliUsageError('--tls-cert-file: not with --nodes (the API server reaches each node at its own address)');
+  const port = Number(flags.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliUsageError(`--port ${JSON.stringify(flags.port)}: expected a port from 0 to 65535`);
+  const read = (flag: string, path: string | undefined): Buffer => {
+    try {
+      return readFileSync(path ?? '');
+    } catch (err) {
+      throw new CliUsageError(`${flag} ${path ?? ''}: cannot read: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  return {
+    pem: { cert: read('--tls-cert-file', flags.tlsCertFile), key: read('--tls-private-key-file', flags.tlsPrivateKeyFile), clientCA: read('--client-ca-file', flags.clientCaFile) },
+    port,
+  };
 }
 
 function nodeCount(flags: NodeFlags): number | undefined {
@@ -124,6 +172,7 @@ function nodeCount(flags: NodeFlags): number | undefined {
 
 interface RunningNode {
   server: RunningServer;
+  secure?: KubeletServer;
   runtime?: ContainerRuntime;
   agent?: NodeAgent;
 }
@@ -143,6 +192,13 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
     }
   }
   const listen = parseListen(flags.listen);
+  const tls = tlsFiles(flags, count);
+  let evictionHard: Threshold[];
+  try {
+    evictionHard = parseEvictionHard(flags.evictionHard);
+  } catch (err) {
+    throw new CliUsageError(err instanceof Error ? err.message : String(err));
+  }
   const address = flags.nodeIp ?? detectNodeAddress();
   if (address === undefined) {
     throw new CliUsageError('--node-ip: this machine has no non-loopback IPv4 address; give the address the cluster reaches it at (the API server refuses loopback pod IPs in EndpointSlices)');
@@ -187,9 +243,20 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
         port: server.address.port,
         address,
         log,
+        evictionHard,
       };
       const options = flags.runtime === 'simulated' ? simulatedNode(common, i, flags.behaviourAnnotation, count !== undefined) : await realNode(common, flags, join(runDir, name));
       node.runtime = options.runtime;
+      if (tls) {
+        const runtime = options.runtime;
+        try {
+          node.secure = await startKubeletServer({ host: address, port: tls.port, ...tls.pem, pods: () => node.agent?.kubelet.listPods() ?? [], runtime, clock: realClock });
+        } catch (err) {
+          throw new CliUsageError(`--port ${tls.port} on --node-ip ${address}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+        // daemonEndpoints names the authenticated port, as a kubelet's names its 10250.
+        options.port = node.secure.port;
+      }
       try {
         node.agent = await startNodeAgent({ ...options, signal: registering.signal });
       } catch (err) {
@@ -198,7 +265,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
         return EXIT_OK;
       }
       view.attach(node.agent.kubelet);
-      log(`node ${name} registered with ${clients.server}; read-only API ${server.url}`);
+      log(`node ${name} registered with ${clients.server}; read-only API ${server.url}${node.secure ? `; authenticated API (kubectl logs) https://${address}:${node.secure.port}` : ''}`);
     }
     const signal = await stopped;
     log(`${signal} received: stopping the pods of ${names.length === 1 ? `node ${base}` : `${names.length} nodes`} (their API objects stay)`);
@@ -207,6 +274,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
     await Promise.all(
       nodes.map(async (n) => {
         await n.agent?.close();
+        await n.secure?.close();
         await n.runtime?.close();
         await n.server.close();
       }),
@@ -226,11 +294,16 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
 async function realNode(common: CommonOptions, flags: NodeFlags, runDir: string): Promise<NodeAgentOptions> {
   const runtimeFlags: RuntimeFlags = { runtime: flags.runtime === 'cri' ? 'cri' : 'process', ...(flags.criEndpoint !== undefined ? { criEndpoint: flags.criEndpoint } : {}) };
   if (runtimeFlags.runtime === 'process') {
-    // Containers a killed earlier run of this node left running go first (the CRI runtime does the same by its labels).
+    // Containers a killed earlier run of this node left running go first: a process cannot be
+    // re-parented, so they cannot be adopted (the CRI runtime adopts its containers instead).
     const killed = removeRecordedLeftovers(containerRecordPath(common.name));
     if (killed > 0) common.log(`node ${common.name}: stopped ${killed} container(s) an earlier run left running; their pods start again`);
   }
-  return { ...common, runtime: await createRuntime(runtimeFlags, runDir, { node: common.name }) };
+  const runtime = await createRuntime(runtimeFlags, runDir, { node: common.name });
+  const left = runtime instanceof CriRuntime ? runtime.leftPods().length : 0;
+  if (left > 0) common.log(`node ${common.name}: found ${left} pod(s) an earlier run left in the runtime; those still bound to this node are adopted, the others removed`);
+  // The node filesystem is the one of its run directory (pod logs); the image filesystem is taken to be the same.
+  return { ...common, runtime, machineStats: () => readMachineStats({ nodeDir: dirname(runDir) }) };
 }
 
 /**

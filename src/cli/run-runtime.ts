@@ -33,7 +33,8 @@ export function runsImages(flags: RuntimeFlags): boolean {
 
 /**
  * Creates the runtime; a CRI runtime that cannot be reached is an error that says what to do.
- * `node` (probelet node) labels the CRI sandboxes and containers with the node's name, or has
+ * `node` (probelet node) labels the CRI sandboxes and containers with the node's name (and
+ * has the CRI runtime keep what a killed earlier run of that node left, for adoption), or has
  * the process runtime record its containers under it (process-owner.ts).
  */
 export async function createRuntime(
@@ -49,7 +50,7 @@ export async function createRuntime(
       endpoint,
       runDir,
       warn: (message) => process.stderr.write(`probelet: ${message}\n`),
-      ...(node !== undefined ? { node } : {}),
+      ...(node !== undefined ? { node, adopt: true } : {}),
       ...(relistPhaseMs !== undefined ? { relistPhaseMs } : {}),
     });
   } catch (err) {

@@ -17,7 +17,7 @@ import { MINIMUM_KILL_GRACE_SECONDS, terminationGracePeriodSeconds } from '../pr
 import { ResultsManager } from '../prober/results.js';
 import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
 import type { ProbeType, ResultUpdate } from '../prober/types.js';
-import type { ContainerEvent, ContainerRuntime, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
+import type { AdoptedPod, ContainerEvent, ContainerRuntime, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
 import { realClock, realRandom, yieldToEventLoop, type Clock } from '../util/clock.js';
 import { admitForLocalRun } from './admission.js';
 import {
@@ -133,6 +133,8 @@ interface PodRecord {
    * preStops get a controller of their own, aborted once the pod has stopped.
    */
   hooks: AbortController;
+  /** The runtime was asked for what an earlier run left of this pod (once, at the first sync). */
+  adoptionChecked: boolean;
 }
 
 /** One change {@link Kubelet.watch} reports. */
@@ -402,6 +404,7 @@ export class Kubelet {
       requeue: undefined,
       lastSyncEndMs: undefined,
       hooks: new AbortController(),
+      adoptionChecked: false,
     };
     this.pods.set(uid, rec);
     this.requestSync(rec);
@@ -490,7 +493,8 @@ export class Kubelet {
       podIP: rec.sandbox?.podIP,
       initialized: rec.initialized,
       records: rec.containers,
-      previous: this.statusManager.getPodStatus(rec.uid),
+      // Upstream's generateAPIPodStatus: the status manager's, else the API's (after a restart).
+      previous: this.statusManager.getPodStatus(rec.uid) ?? rec.pod.status,
       podIsTerminal: rec.lifecycle === 'terminated',
     });
     this.probeManager.updatePodStatus(rec.pod, status);
@@ -503,6 +507,10 @@ export class Kubelet {
 
   /** `SyncPod`: status, then `addPod`, then the runtime's actions for this pod. */
   private async syncPod(rec: PodRecord): Promise<void> {
+    if (!rec.adoptionChecked) {
+      rec.adoptionChecked = true;
+      await this.adoptFromRuntime(rec);
+    }
     const status = await this.syncStatus(rec);
     if (status.phase === 'Succeeded' || status.phase === 'Failed') {
       await this.finishPod(rec);
@@ -524,6 +532,43 @@ export class Kubelet {
     if (rec.changed) rec.dirty = true;
     // `completeWork` enqueues one requeue per sync: the back-off's, or else the resync.
     if (!rec.backedOff) this.enqueue(rec, SYNC_FREQUENCY_MS * (1 + 0.5 * this.random()));
+  }
+
+  /**
+   * After a restart of the node agent: the pod's sandbox and containers an earlier run left
+   * become this pod's, as the kubelet's first sync after a restart finds its pod in the
+   * runtime (its pod cache is the runtime's, not its own memory). The newest instance of
+   * each container is current, with the runtime's restart count (the
+   * `io.kubernetes.container.restartCount` annotation); the one before it, if it exited, is
+   * `lastState`. No event: nothing was created or started. A running container keeps running
+   * and is probed (the prober's kubelet-restart rules apply); an exited one is restarted by
+   * the usual rules, its back-off starting afresh as upstream's in-memory back-off does.
+   */
+  private async adoptFromRuntime(rec: PodRecord): Promise<void> {
+    let adopted: AdoptedPod | undefined;
+    try {
+      adopted = await this.runtime.adoptPod?.(rec.pod);
+    } catch (err) {
+      this.warn(`taking over what an earlier run left of pod ${rec.pod.metadata?.name ?? rec.uid} failed; it starts anew`, err);
+      return;
+    }
+    if (!adopted) return;
+    rec.sandbox = adopted.sandbox;
+    const byName = new Map<string, RuntimeContainerStatus[]>();
+    for (const status of adopted.containers) byName.set(status.name, [...(byName.get(status.name) ?? []), status]);
+    for (const [name, instances] of byName) {
+      const c = rec.containers.get(name);
+      if (!c) continue;
+      instances.sort((a, b) => b.attempt - a.attempt || b.createdAt - a.createdAt);
+      const [newest, before] = instances;
+      if (!newest) continue;
+      c.current = newest;
+      c.restartCount = newest.attempt;
+      if (before?.state === 'exited') c.previous = before;
+    }
+    // A regular container ran: the init containers are done (computePodActions' view of a pod
+    // whose init containers may since have been removed).
+    if ([...rec.containers.values()].some((c) => c.kind === 'regular' && c.current !== undefined)) rec.initialized = true;
   }
 
   /**

@@ -14,6 +14,8 @@ import type { ContainerRuntime } from '../runtime/types.js';
 import { realClock, realRandom, type Clock } from '../util/clock.js';
 import { createEventSink, type EventSink } from './event-sink.js';
 import { startHeartbeat, type Heartbeat } from './heartbeat.js';
+import { startNodeHealth, type NodeHealthOptions } from './node-health.js';
+import { createNodeEventRecorder, STARTING_MESSAGE, STARTING_REASON, statusEventMessage } from './node-events.js';
 import { errorMessage, httpStatus, type KubeClients } from './kube.js';
 import type { NodeIdentity } from './node-object.js';
 import { startPodSource, type PodSource } from './pod-source.js';
@@ -43,6 +45,10 @@ export interface NodeAgentOptions extends Omit<NodeIdentity, 'capacity'> {
   flightRecorder?: boolean;
   /** Aborting it gives up a registration still being retried (the node is stopped before it joined). */
   signal?: AbortSignal;
+  /** The machine's stats for the pressure conditions (readMachineStats); none: never under pressure (a simulated fleet). */
+  machineStats?: NodeHealthOptions['machineStats'];
+  /** The hard eviction thresholds (`--eviction-hard`; default the kubelet's). */
+  evictionHard?: NodeHealthOptions['thresholds'];
 }
 
 export interface NodeAgent {
@@ -98,7 +104,34 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     ...(options.taints ? { taints: options.taints } : {}),
     ...(options.labels ? { labels: options.labels } : {}),
   };
-  const heartbeat: Heartbeat = await startHeartbeat({ clients, identity, clock, log, ...(options.signal ? { signal: options.signal } : {}) });
+  const health = startNodeHealth({
+    runtime,
+    clock,
+    ...(options.machineStats ? { machineStats: options.machineStats } : {}),
+    ...(options.evictionHard ? { thresholds: options.evictionHard } : {}),
+  });
+  // The first status says Ready only once the runtime answered (upstream may first post
+  // "container runtime status check may not have completed yet"; this avoids that flap).
+  await health.checked;
+  const eventSink: EventSink = createEventSink(clients, log);
+  const nodeEvents = createNodeEventRecorder(name, clock, (event) => eventSink.offer(event));
+  // BirthCry: before the registration, whose first status records the conditions' events.
+  nodeEvents.record(STARTING_REASON, STARTING_MESSAGE);
+  let heartbeat: Heartbeat;
+  try {
+    heartbeat = await startHeartbeat({
+      clients,
+      identity,
+      clock,
+      log,
+      health: () => health.current(),
+      onConditionChange: (reason) => nodeEvents.record(reason, statusEventMessage(name, reason)),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (err) {
+    health.close();
+    throw err;
+  }
   const recorder = createEventRecorder({ clock, host: name });
   const kubelet = new Kubelet({
     runtime,
@@ -106,12 +139,15 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     random,
     recorder,
     admit: options.admit ?? admitPods,
+    // A kubelet that has just started: probes of containers that outlived the agent follow
+    // upstream's kubelet-restart rules (readiness kept until the first verdict), and the
+    // first probes of its workers are jittered.
+    kubeletRestart: true,
     ...(options.prober ? { prober: options.prober(recorder) } : {}),
     ...(options.lifecycleHandlers ? { lifecycleHandlers: options.lifecycleHandlers } : {}),
     ...(options.flightRecorder === false ? { flightRecorder: false } : {}),
   });
   const statusSink: StatusSink = createStatusSink(clients, options.address, log, clock);
-  const eventSink: EventSink = createEventSink(clients, log);
   const offStatus = kubelet.onPodStatus((pod) => statusSink.offer(pod));
   const offEvents = recorder.subscribe((event) => eventSink.offer(event));
   const pods = new Map<string, Known>();
@@ -230,6 +266,20 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     },
   });
 
+  // Once the node knows its pods: what an earlier run left for pods no longer bound to it goes,
+  // as the kubelet's HandlePodCleanups kills runtime pods it does not want.
+  // A stop waits for a cleanup under way, never for a first list that may not come.
+  let cleanedUp: Promise<void> | undefined;
+  void source.synced.then(() => {
+    if (closing || !runtime.removeUnadopted) return;
+    cleanedUp = runtime
+      .removeUnadopted(new Set(pods.keys()))
+      .then((removed) => {
+        if (removed > 0) log(`node ${name}: removed what an earlier run left running for ${removed} pod(s) no longer bound to this node`);
+      })
+      .catch((err: unknown) => log(`node ${name}: removing what an earlier run left failed: ${errorMessage(err)}`));
+  });
+
   return {
     name,
     kubelet,
@@ -239,6 +289,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     async close() {
       closing = true;
       source.close();
+      await cleanedUp;
       // Pods being deleted finish their grace periods, then every other pod gets its own.
       await Promise.allSettled([...stopping]);
       await kubelet.close();
@@ -249,6 +300,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       offStatus();
       offEvents();
       heartbeat.close();
+      health.close();
     },
   };
 }

@@ -10,7 +10,8 @@ import type { Node, NodeStatus, Taint } from 'kubernetes-types/core/v1.js';
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import type { Clock } from '../util/clock.js';
 import { errorMessage, httpStatus, plain, strategicMergePatch, withTimeout, type KubeClients } from './kube.js';
-import { initialNode, nodeStatus, statusFingerprint, type NodeIdentity } from './node-object.js';
+import { conditionChangeReasons } from './node-events.js';
+import { initialNode, nodeStatus, statusFingerprint, type NodeHealth, type NodeIdentity } from './node-object.js';
 
 /** `kube-node-lease`: where every node's Lease lives. */
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
@@ -50,6 +51,10 @@ export interface HeartbeatOptions {
   log: (line: string) => void;
   /** Aborting it stops the registration attempts (the node is being stopped before it registered). */
   signal?: AbortSignal;
+  /** What the conditions are computed from at each status computation (default: healthy). */
+  health?: () => NodeHealth;
+  /** Told each condition change a kubelet records as an event (`NodeReady`, `NodeHasDiskPressure`, …), once the status carrying it is written. */
+  onConditionChange?: (reason: string) => void;
 }
 
 /** `registerWithAPIServer`'s back-off between attempts: 100 ms doubling to 7 s. */
@@ -152,11 +157,12 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbe
 
   async function syncStatus(): Promise<void> {
     const now = clock.now();
-    const status = nodeStatus(identity, kubeTime(now), lastStatus);
+    const status = nodeStatus(identity, kubeTime(now), lastStatus, options.health?.());
     const fingerprint = statusFingerprint(status);
     if (fingerprint === lastFingerprint && now - lastReportAt < NODE_STATUS_REPORT_FREQUENCY_MS) return;
     try {
       const patched = await clients.heartbeat.core.patchNodeStatus({ name: identity.name, body: { status } }, withTimeout(HEARTBEAT_TIMEOUT_MS, strategicMergePatch));
+      for (const reason of conditionChangeReasons(lastStatus?.conditions, status.conditions ?? [])) options.onConditionChange?.(reason);
       lastStatus = plain<Node>(patched).status ?? status;
       lastFingerprint = fingerprint;
       lastReportAt = now;

@@ -9,6 +9,8 @@ import { readFileSync } from 'node:fs';
 import { arch, cpus, networkInterfaces, release, totalmem } from 'node:os';
 import type { Node, NodeCondition, NodeStatus, Taint } from 'kubernetes-types/core/v1.js';
 import { KUBE_VERSION } from '../probe/constants.js';
+import type { PressureCondition } from './eviction.js';
+import { aggregateMessage } from './runtime-state.js';
 
 /** The kubelet's default `maxPods`. */
 export const DEFAULT_MAX_PODS = 110;
@@ -74,22 +76,56 @@ export function initialNode(id: NodeIdentity): Node {
   };
 }
 
-/** The four conditions of a healthy kubelet (setters.go: MemoryPressure, DiskPressure, PIDPressure, Ready). */
-function healthyConditions(): Array<Pick<NodeCondition, 'type' | 'status' | 'reason' | 'message'>> {
-  return [
-    { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
-    { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
-    { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
-    { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' },
-  ];
+/**
+ * What the node's conditions are computed from: the conditions under pressure (the eviction
+ * manager's, eviction.ts) and the errors that make the node NotReady (runtime-state.ts).
+ */
+export interface NodeHealth {
+  pressure: ReadonlySet<PressureCondition>;
+  readyErrors: readonly string[];
+}
+
+/** A node with nothing to report: no pressure, Ready. */
+export const HEALTHY: NodeHealth = { pressure: new Set(), readyErrors: [] };
+
+type ConditionText = Pick<NodeCondition, 'status' | 'reason' | 'message'>;
+
+/** setters.go: the pressure conditions' words, under pressure and not. */
+const PRESSURE_WORDS: Record<PressureCondition, { under: ConditionText; not: ConditionText }> = {
+  MemoryPressure: {
+    under: { status: 'True', reason: 'KubeletHasInsufficientMemory', message: 'kubelet has insufficient memory available' },
+    not: { status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
+  },
+  DiskPressure: {
+    under: { status: 'True', reason: 'KubeletHasDiskPressure', message: 'kubelet has disk pressure' },
+    not: { status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
+  },
+  PIDPressure: {
+    under: { status: 'True', reason: 'KubeletHasInsufficientPID', message: 'kubelet has insufficient PID available' },
+    not: { status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
+  },
+};
+
+/**
+ * The four conditions (setters.go: MemoryPressure, DiskPressure, PIDPressure, then Ready, which
+ * upstream keeps last): Ready is False (`KubeletNotReady`, the aggregated errors as message)
+ * while there is any error.
+ */
+export function nodeConditions(health: NodeHealth): Array<Pick<NodeCondition, 'type' | 'status' | 'reason' | 'message'>> {
+  const pressure = (['MemoryPressure', 'DiskPressure', 'PIDPressure'] as const).map((type) => ({ type, ...PRESSURE_WORDS[type][health.pressure.has(type) ? 'under' : 'not'] }));
+  const ready =
+    health.readyErrors.length === 0
+      ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }
+      : { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: aggregateMessage(health.readyErrors) };
+  return [...pressure, ready];
 }
 
 /**
  * The node status at `now` (RFC 3339): heartbeats now, transition times kept from `previous`
  * while a condition's status is unchanged (as the setters do).
  */
-export function nodeStatus(id: NodeIdentity, now: string, previous?: NodeStatus): NodeStatus {
-  const conditions: NodeCondition[] = healthyConditions().map((c) => {
+export function nodeStatus(id: NodeIdentity, now: string, previous?: NodeStatus, health: NodeHealth = HEALTHY): NodeStatus {
+  const conditions: NodeCondition[] = nodeConditions(health).map((c) => {
     const old = previous?.conditions?.find((p) => p.type === c.type);
     return { ...c, lastHeartbeatTime: now, lastTransitionTime: old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : now };
   });

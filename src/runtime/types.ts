@@ -55,6 +55,25 @@ export interface ImageInfo {
   size?: number;
 }
 
+/**
+ * A pod an earlier run of the same node left in the runtime (the agent was killed), as the
+ * kubelet finds its pods in the runtime after a restart: the sandbox and every container of
+ * the pod in it, running or exited, each with its `attempt` (the container's
+ * `io.kubernetes.container.restartCount` annotation).
+ */
+export interface AdoptedPod {
+  sandbox: PodSandbox;
+  containers: RuntimeContainerStatus[];
+}
+
+/** A CRI `RuntimeCondition` (`RuntimeReady`, `NetworkReady`). */
+export interface RuntimeCondition {
+  type: string;
+  status: boolean;
+  reason: string;
+  message: string;
+}
+
 export interface ContainerRuntime {
   /**
    * The runtime runs containers from their images (a CRI runtime), so a container without
@@ -76,6 +95,25 @@ export interface ContainerRuntime {
   imageStatus?(image: string): Promise<ImageInfo | undefined>;
   /** CRI `PullImage`; rejects with the runtime's reason. */
   pullImage?(image: string, pod: Pod): Promise<ImageInfo>;
+  /**
+   * After a restart of `probelet node`: what an earlier run of the same node left of this
+   * pod, which from now on is this runtime's own (stopped, removed, listed, probed like the
+   * rest); undefined when nothing was left or it cannot be used (no ready sandbox). Claimed
+   * at the call, so asking twice gives it once. Runtimes that cannot take over what another
+   * process started (the process runtime) omit it.
+   */
+  adoptPod?(pod: Pod): Promise<AdoptedPod | undefined>;
+  /**
+   * Removes what an earlier run left for pods not in `keep` (no longer bound to the node, or
+   * finished): the kubelet's `HandlePodCleanups` of pods it finds running but no longer
+   * wants. Resolves with how many pods' sandboxes went.
+   */
+  removeUnadopted?(keep: ReadonlySet<string>): Promise<number>;
+  /**
+   * CRI `Status`: the runtime's conditions, for the node's Ready condition; rejects when the
+   * runtime does not answer. Runtimes inside probelet's own process (always up) omit it.
+   */
+  runtimeStatus?(): Promise<RuntimeCondition[]>;
   /** Creates the pod's sandbox (network identity). */
   runPodSandbox(pod: Pod): Promise<PodSandbox>;
   /** Stops every container still running in the sandbox (SIGKILL) and forgets the sandbox. */

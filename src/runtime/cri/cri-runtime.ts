@@ -13,6 +13,10 @@
  * - Everything created is labelled with this run and the probelet PID; at start, labelled
  *   sandboxes whose probelet process is gone (a crash) are removed, and `close()` removes
  *   every sandbox and container of this run.
+ * - `probelet node` (`node` and `adopt`): what a killed earlier run of the same node left is
+ *   not removed at start but kept for the kubelet to adopt pod by pod (`adoptPod`), as the
+ *   kubelet finds its pods in the runtime after a restart; what no pod claims is removed
+ *   once the node knows its pods (`removeUnadopted`).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -24,12 +28,24 @@ import { resolveContainerEnv } from '../env.js';
 import { containerFieldPath } from '../input-error.js';
 import { DEFAULT_LOG_TAIL_BYTES } from '../logs.js';
 import { containerEvents } from '../container-events.js';
-import type { ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeContainerStatus } from '../types.js';
+import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
 import type { CriClient } from './client.js';
 import { GrpcStatus, grpcCode, grpcMessage } from './grpc-error.js';
 import { readCriLogTail } from './cri-logs.js';
 import { checkSocket, explainConnectError } from './errors.js';
-import { MANAGED_LABEL, PID_LABEL, PID_START_LABEL, RUN_LABEL, containerConfig, podSandboxConfig, processStartTime, type Owner } from './pod-config.js';
+import {
+  MANAGED_LABEL,
+  NODE_LABEL,
+  PID_LABEL,
+  PID_START_LABEL,
+  POD_UID_LABEL,
+  RESTART_COUNT_ANNOTATION,
+  RUN_LABEL,
+  containerConfig,
+  podSandboxConfig,
+  processStartTime,
+  type Owner,
+} from './pod-config.js';
 import type * as cri from './types.js';
 import { goStatusErrorText } from '../../util/go-status.js';
 
@@ -77,6 +93,11 @@ export interface CriRuntimeOptions {
   relistPhaseMs?: number;
   /** The node name of a `probelet node` agent, labelled on every sandbox and container (NODE_LABEL). */
   node?: string;
+  /**
+   * With `node`: keep what a killed earlier run of this node left (its sandboxes and
+   * containers, found by NODE_LABEL) for `adoptPod`, instead of removing it at start.
+   */
+  adopt?: boolean;
   /** Bytes of a container's log returned by `containerLogs`. Default 64 KiB. */
   logTailBytes?: number;
   /**
@@ -96,6 +117,12 @@ interface ContainerRecord {
   readonly criID: string;
   readonly sandboxID: string;
   status: RuntimeContainerStatus;
+}
+
+/** What an earlier run of this node left of one pod, until adopted or removed. */
+interface LeftPod {
+  sandboxes: cri.PodSandbox[];
+  containers: cri.Container[];
 }
 
 /** A container or sandbox that `removeAll` could not remove, and why. */
@@ -175,6 +202,11 @@ export class CriRuntime implements ContainerRuntime {
    * another removal of the same sandbox.
    */
   private readonly sandboxRemovals = new Map<string, Promise<void>>();
+  /** With `adopt`: what a killed earlier run of this node left, by pod UID, until adopted or removed. */
+  private readonly leftByPod = new Map<string, LeftPod>();
+  /** Sandboxes taken over from an earlier run (they carry its run label, not this one's). */
+  private readonly adopted = new Set<string>();
+  private readonly adopt: boolean;
   private relistTimer: unknown;
   private relisting = false;
   private closing: Promise<void> | undefined;
@@ -193,6 +225,7 @@ export class CriRuntime implements ContainerRuntime {
     this.logTailBytes = options.logTailBytes ?? DEFAULT_LOG_TAIL_BYTES;
     this.warn = options.warn ?? ((message) => process.emitWarning(message));
     this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid, pidStart: processStartTime(process.pid), ...(options.node ? { node: options.node } : {}) };
+    this.adopt = options.adopt === true && options.node !== undefined;
   }
 
   /** The label value of this run, for tests that look for what it left. */
@@ -216,6 +249,14 @@ export class CriRuntime implements ContainerRuntime {
     } catch (err) {
       throw new Error(`${goStatusText(err)}${pullHint(grpcMessage(err))}`);
     }
+  }
+
+  // --- status -------------------------------------------------------------------------
+
+  /** CRI `Status` (within the connect timeout: a runtime that does not answer is a failed check). */
+  async runtimeStatus(): Promise<RuntimeCondition[]> {
+    const res = await this.client.Status({}, CONNECT_TIMEOUT_MS);
+    return (res.status?.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
   }
 
   // --- sandboxes ------------------------------------------------------------------------
@@ -376,7 +417,13 @@ export class CriRuntime implements ContainerRuntime {
     await Promise.allSettled([...this.inFlight]);
     try {
       // Each one named: a leftover whose ID and reason are known can be removed by hand.
-      for (const { kind, id, error } of await this.removeAll({ [RUN_LABEL]: this.owner.runID })) {
+      const adopted: RemovalFailure[] = [];
+      for (const id of this.adopted) {
+        if (!this.sandboxes.has(id)) continue;
+        const inside = [...this.containers.values()].filter((r) => r.sandboxID === id).map((r) => ({ id: r.criID }));
+        adopted.push(...(await this.removeListed(inside, [{ id }])));
+      }
+      for (const { kind, id, error } of [...adopted, ...(await this.removeAll({ [RUN_LABEL]: this.owner.runID }))]) {
         this.warn(`could not remove the ${kind} ${id} of this run from ${this.client.endpoint}: ${grpcMessage(error)}; the next start removes it, or ${removeByHand(kind, id)}`);
       }
     } catch (err) {
@@ -397,8 +444,123 @@ export class CriRuntime implements ContainerRuntime {
    * A runtime that cannot even list them fails the start.
    */
   async removeLeftovers(): Promise<void> {
-    for (const { kind, id, error } of await this.removeAll({ [MANAGED_LABEL]: 'true' }, (labels) => !ownerAlive(labels))) {
+    const adoptable = (labels: cri.Labels): boolean => this.adopt && labels[NODE_LABEL] === this.owner.node;
+    for (const { kind, id, error } of await this.removeAll({ [MANAGED_LABEL]: 'true' }, (labels) => !ownerAlive(labels) && !adoptable(labels))) {
       this.warn(`could not remove the ${kind} ${id} an earlier probelet left in ${this.client.endpoint}: ${grpcMessage(error)}; ${removeByHand(kind, id)}`);
+    }
+    if (this.adopt) await this.collectLeft();
+  }
+
+  /** Lists what earlier runs of this node left (their process is gone), by pod UID. */
+  private async collectLeft(): Promise<void> {
+    const selector = { [NODE_LABEL]: this.owner.node ?? '' };
+    const { items } = await this.client.ListPodSandbox({ filter: { label_selector: selector } });
+    const { containers } = await this.client.ListContainers({ filter: { label_selector: selector } });
+    const entry = (labels: cri.Labels): LeftPod => {
+      const uid = labels[POD_UID_LABEL] ?? '';
+      let left = this.leftByPod.get(uid);
+      if (!left) this.leftByPod.set(uid, (left = { sandboxes: [], containers: [] }));
+      return left;
+    };
+    for (const s of items) if (!ownerAlive(s.labels)) entry(s.labels).sandboxes.push(s);
+    for (const c of containers) if (!ownerAlive(c.labels)) entry(c.labels).containers.push(c);
+  }
+
+  /** The pods an earlier run of this node left, not yet adopted nor removed (UIDs). */
+  leftPods(): string[] {
+    return [...this.leftByPod.keys()];
+  }
+
+  adoptPod(pod: Pod): Promise<AdoptedPod | undefined> {
+    const uid = pod.metadata?.uid ?? '';
+    const left = this.leftByPod.get(uid);
+    if (!left) return Promise.resolve(undefined);
+    this.leftByPod.delete(uid);
+    return this.track(
+      this.takeOver(pod, left).catch(async (err: unknown) => {
+        // Never two copies: what could not be taken over goes before the pod starts anew.
+        for (const s of left.sandboxes) {
+          this.sandboxes.delete(s.id);
+          this.adopted.delete(s.id);
+        }
+        for (const c of left.containers) this.containers.delete(`${this.scheme}${c.id}`);
+        this.warnFailures(await this.removeListed(left.containers, left.sandboxes).catch(() => []));
+        throw err;
+      }),
+    );
+  }
+
+  /**
+   * The pod's newest ready sandbox and its containers become this run's (their labels still
+   * name the earlier run: close() removes them by ID). Older or not-ready sandboxes, and
+   * containers outside the kept sandbox, are removed: the kubelet would kill a pod whose
+   * sandbox changed and start it in a new one, which here is the same as not adopting it.
+   */
+  private async takeOver(pod: Pod, left: LeftPod): Promise<AdoptedPod | undefined> {
+    this.assertOpen();
+    const uid = pod.metadata?.uid ?? '';
+    const kept = left.sandboxes.filter((s) => s.state === 'SANDBOX_READY').sort((a, b) => b.created_at - a.created_at)[0];
+    this.warnFailures(await this.removeListed(left.containers.filter((c) => c.pod_sandbox_id !== kept?.id), left.sandboxes.filter((s) => s !== kept)));
+    if (!kept) return undefined;
+    let podIP = HOST_NETWORK_POD_IP;
+    if (pod.spec?.hostNetwork !== true) {
+      const res = await this.client.PodSandboxStatus({ pod_sandbox_id: kept.id });
+      podIP = res.status?.network?.ip ?? '';
+    }
+    const config = podSandboxConfig(pod, this.runDir, this.owner);
+    mkdirSync(config.log_directory, { recursive: true });
+    const sandbox: PodSandbox = { id: kept.id, podUID: uid, podIP };
+    this.sandboxes.set(kept.id, { sandbox, config });
+    this.adopted.add(kept.id);
+    const containers: RuntimeContainerStatus[] = [];
+    for (const c of left.containers.filter((x) => x.pod_sandbox_id === kept.id)) {
+      let status: cri.ContainerStatus | undefined;
+      try {
+        status = (await this.client.ContainerStatus({ container_id: c.id })).status;
+      } catch (err) {
+        if (grpcCode(err) !== GrpcStatus.NOT_FOUND) throw err;
+      }
+      if (!status) continue;
+      const record: ContainerRecord = {
+        criID: c.id,
+        sandboxID: kept.id,
+        status: {
+          id: `${this.scheme}${c.id}`,
+          podUID: uid,
+          name: status.metadata?.name ?? c.metadata?.name ?? '',
+          attempt: restartCountOf(status.annotations ?? c.annotations, status.metadata?.attempt ?? c.metadata?.attempt ?? 0),
+          image: status.image?.image ?? c.image?.image ?? '',
+          state: 'unknown',
+          createdAt: 0,
+          ...(status.log_path ? { logPath: status.log_path } : {}),
+          ...fromCriStatus(status),
+        },
+      };
+      this.containers.set(record.status.id, record);
+      containers.push({ ...record.status });
+    }
+    // Closed meanwhile: what was adopted must not outlive the runtime.
+    if (this.closing) {
+      await this.removeSandboxByID(kept.id);
+      return undefined;
+    }
+    return { sandbox: { ...sandbox }, containers };
+  }
+
+  async removeUnadopted(keep: ReadonlySet<string>): Promise<number> {
+    let removed = 0;
+    for (const [uid, left] of [...this.leftByPod]) {
+      if (keep.has(uid)) continue;
+      this.leftByPod.delete(uid);
+      this.warnFailures(await this.removeListed(left.containers, left.sandboxes));
+      removed++;
+    }
+    return removed;
+  }
+
+  private warnFailures(failures: readonly RemovalFailure[]): void {
+    for (const { kind, id, error } of failures) {
+      this.warn(`could not remove the ${kind} ${id} an earlier run of this node left in ${this.client.endpoint}: ${grpcMessage(error)}; ${removeByHand(kind, id)}`);
     }
   }
 
@@ -409,17 +571,22 @@ export class CriRuntime implements ContainerRuntime {
   private async removeAll(selector: cri.Labels, which: (labels: cri.Labels) => boolean = () => true): Promise<RemovalFailure[]> {
     const { items } = await this.client.ListPodSandbox({ filter: { label_selector: selector } });
     const { containers } = await this.client.ListContainers({ filter: { label_selector: selector } });
+    return this.removeListed(
+      containers.filter((c) => which(c.labels)),
+      items.filter((s) => which(s.labels)),
+    );
+  }
+
+  /** Removes these containers, then these sandboxes; returns those that could not be. */
+  private async removeListed(containers: ReadonlyArray<{ id: string }>, sandboxes: ReadonlyArray<{ id: string }>): Promise<RemovalFailure[]> {
     const failed: RemovalFailure[] = [];
     for (const c of containers) {
-      if (!which(c.labels)) continue;
       await this.stopAndRemove(
         () => this.client.StopContainer({ container_id: c.id, timeout: 0 }, CLEANUP_TIMEOUT_MS),
         () => this.client.RemoveContainer({ container_id: c.id }, CLEANUP_TIMEOUT_MS),
       ).catch((error: unknown) => failed.push({ kind: 'container', id: c.id, error }));
     }
-    for (const s of items) {
-      if (which(s.labels)) await this.stopAndRemoveSandbox(s.id).catch((error: unknown) => failed.push({ kind: 'sandbox', id: s.id, error }));
-    }
+    for (const s of sandboxes) await this.stopAndRemoveSandbox(s.id).catch((error: unknown) => failed.push({ kind: 'sandbox', id: s.id, error }));
     return failed;
   }
 
@@ -479,7 +646,9 @@ export class CriRuntime implements ContainerRuntime {
     if (this.relisting || this.closing) return;
     this.relisting = true;
     try {
-      const { containers } = await this.client.ListContainers({ filter: { label_selector: { [RUN_LABEL]: this.owner.runID } } });
+      // A node's adopted containers carry the earlier run's label: the node's own is the one they share.
+      const selector: cri.Labels = this.adopt ? { [NODE_LABEL]: this.owner.node ?? '' } : { [RUN_LABEL]: this.owner.runID };
+      const { containers } = await this.client.ListContainers({ filter: { label_selector: selector } });
       const states = new Map(containers.map((c) => [c.id, c.state]));
       for (const record of [...this.containers.values()]) {
         if (record.status.state !== 'running') continue;
@@ -562,6 +731,15 @@ function fromCriStatus(s: cri.ContainerStatus): Partial<RuntimeContainerStatus> 
     if (s.message) out.message = s.message;
   }
   return out;
+}
+
+/**
+ * The container's restart count as the kubelet reads it back from the runtime
+ * (`io.kubernetes.container.restartCount`, kuberuntime labels.go), else its CRI attempt.
+ */
+function restartCountOf(annotations: cri.Labels | undefined, attempt: number): number {
+  const n = Number(annotations?.[RESTART_COUNT_ANNOTATION]);
+  return Number.isInteger(n) && n >= 0 ? n : attempt;
 }
 
 /** Whether the probelet process that created it still runs: its PID is alive and, when recorded, started when it did. */

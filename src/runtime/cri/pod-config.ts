@@ -27,6 +27,10 @@ export const PID_LABEL = 'probelet.dev/pid';
  * run's pods alive for ever.
  */
 export const PID_START_LABEL = 'probelet.dev/pid-start';
+/** The pod UID label the kubelet puts on sandboxes and containers (kuberuntime labels.go). */
+export const POD_UID_LABEL = 'io.kubernetes.pod.uid';
+/** Where the kubelet keeps a container's restart count in the runtime (kuberuntime labels.go), read back after a restart. */
+export const RESTART_COUNT_ANNOTATION = 'io.kubernetes.container.restartCount';
 
 export interface Owner {
   runID: string;
@@ -162,7 +166,7 @@ export function containerConfig(input: ContainerConfigInput): ContainerConfig {
       'io.kubernetes.pod.uid': ref.uid,
       ...ownerLabels(owner),
     },
-    annotations: { 'io.kubernetes.container.restartCount': String(attempt) },
+    annotations: { [RESTART_COUNT_ANNOTATION]: String(attempt) },
     log_path: relative(podLogDirectory(runDir, pod), logPath),
     // Found by the oracle: without it a container's process was not PID 1 (pause was), so a
     // shell ignoring SIGTERM as PID 1 on the kubelet died of it here (exit 143, not 137).

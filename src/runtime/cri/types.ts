@@ -134,6 +134,8 @@ export interface Container {
   state: ContainerState;
   created_at: number;
   labels: Labels;
+  /** `io.kubernetes.container.restartCount` among them (what the kubelet reads back after a restart). */
+  annotations?: Labels;
 }
 export interface ListContainersResponse {
   containers: Container[];
@@ -152,6 +154,7 @@ export interface ContainerStatus {
   reason: string;
   message: string;
   labels: Labels;
+  annotations?: Labels;
   log_path: string;
 }
 export interface ContainerStatusResponse {
