@@ -1,9 +1,11 @@
 /**
  * The oracle's judge on hand-made records: what it calls the same and what it reports.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import { compareRecords } from './compare.js';
+import { KNOWN_DIFFERENCES } from './known-differences.js';
 import { conditionRecords, containerRecords, eventRecords, firstStartMs, maskNamespace, type OracleRecord } from './record.js';
 
 function rec(agent: OracleRecord['agent'], starts: number[], events: OracleRecord['events'] = []): OracleRecord {
@@ -153,5 +155,14 @@ describe('known differences', () => {
     expect(EVENT_ALIASES).toEqual([]);
     expect(knownDifference('tcp-ok', 'request only from probelet: GET /x user-agent=kube-probe/1.34')).toBeUndefined();
     expect(knownDifference('exec-timeout', 'event only on probelet: spec.containers{app} Warning Unhealthy: Readiness probe failed: command timed out: command "sh -c sleep 5" timed out after 1s (×11)')).toBeUndefined();
+  });
+});
+
+describe('known differences', () => {
+  it('each names a section of docs/differences.md that gives its reason', () => {
+    const doc = readFileSync(new URL('../../docs/differences.md', import.meta.url), 'utf8');
+    const headings = [...doc.matchAll(/^### (.+)$/gm)].map((m) => m[1] ?? '');
+    const missing = KNOWN_DIFFERENCES.filter((k) => !headings.some((h) => h.startsWith(k.doc))).map((k) => k.doc);
+    expect(missing).toEqual([]);
   });
 });
