@@ -59,7 +59,7 @@ export const KNOWN_DIFFERENCES: KnownDifference[] = [
   },
   // After the first back-off a sync is requeued at Jitter(expiry − now, 0.5): one late restart
   // can leave the next kill outside the back-off, so the later restarts are one draw of many.
-  { scenarios: ['exec-liveness-slow-app'], pattern: /^\w+ (starts|exits): /, doc: JITTER_DOC },
+  { scenarios: ['exec-liveness-slow-app', 'startup-kills'], pattern: /^\w+ (starts|exits): /, doc: JITTER_DOC },
   { scenarios: ['exec-liveness-slow-app'], pattern: /^event count of spec\.containers\{app\} Warning Unhealthy: Liveness probe failed: : \d+ on the kubelet, \d+ on probelet$/, doc: JITTER_DOC },
   { scenarios: BACKOFF_STATUS, pattern: /^first BackOff at /, doc: BACKOFF_DOC },
   { scenarios: BACKOFF_STATUS, pattern: /^event count of spec\.\w+\{[\w-]+\} Warning BackOff: /, doc: BACKOFF_DOC },
