@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import type { CriClient } from '../../src/runtime/cri/client.js';
 import { CriRuntime, VANISHED_MESSAGE, VANISHED_REASON } from '../../src/runtime/cri/cri-runtime.js';
-import { MANAGED_LABEL, PID_LABEL } from '../../src/runtime/cri/pod-config.js';
+import { MANAGED_LABEL, NODE_LABEL, PID_LABEL } from '../../src/runtime/cri/pod-config.js';
 import type * as cri from '../../src/runtime/cri/types.js';
 import type { ContainerEvent } from '../../src/runtime/types.js';
 
@@ -147,6 +147,17 @@ describe('leftovers of earlier runs', () => {
       'could not remove the container ctr-a an earlier probelet left in unix:///fake/containerd.sock: failed to remove: device or resource busy; remove it by hand (crictl rm -f ctr-a)',
       'could not remove the sandbox sb-a an earlier probelet left in unix:///fake/containerd.sock: failed to remove: device or resource busy; remove it by hand (crictl rmp -f sb-a)',
     ]);
+    await runtime.close();
+  });
+
+  it('leaves what a node agent left to that node (it takes them over when it starts again): a run removes only the other leftovers', async () => {
+    const svc = withLeftovers();
+    const ofNode: cri.Labels = { ...LEFT, [NODE_LABEL]: 'edge-1' };
+    svc.sandboxes.set('sb-node', { id: 'sb-node', state: 'SANDBOX_READY', created_at: 0, labels: ofNode });
+    svc.containers.set('ctr-node', fakeContainer('ctr-node', 'sb-node', 'CONTAINER_RUNNING', ofNode));
+    const runtime = runtimeOn(svc);
+    await runtime.removeLeftovers();
+    expect(svc.removed.sort()).toEqual(['ctr-a', 'ctr-b', 'sb-a', 'sb-b']);
     await runtime.close();
   });
 

@@ -11,75 +11,44 @@
  * of PROBELET_NODE_CRI_ENDPOINT, else the CRI tests' endpoint. Skipped without a cluster, a
  * containerd or a built dist/ (failing instead under PROBELET_REQUIRE_CLUSTER=1).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Event, Pod } from '../../src/api/types.js';
 import { plain, type KubeClients } from '../../src/node/kube.js';
 import { createCriClient } from '../../src/runtime/cri/client.js';
 import { NODE_LABEL } from '../../src/runtime/cri/pod-config.js';
 import { CRI_ENDPOINT, criUnavailable } from '../cri/helpers.js';
-import { clusterClients, clusterUnavailable, until } from './helpers.js';
+import { clusterClients, describeCluster, spawnAgent, stopAgent, until, type AgentChild } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENDPOINT = process.env.PROBELET_NODE_CRI_ENDPOINT ?? CRI_ENDPOINT;
 const SOCKET = ENDPOINT.replace(/^unix:\/\//, '');
 const NODE = `h20a-adopt-${randomBytes(3).toString('hex')}`;
 
+/** What this suite needs besides the cluster. */
 function unavailable(): string | undefined {
-  const cluster = clusterUnavailable();
-  if (cluster) return cluster;
   const cri = process.env.PROBELET_NODE_CRI_ENDPOINT === undefined ? criUnavailable() : existsSync(SOCKET) ? undefined : `no containerd at ${ENDPOINT}`;
   if (cri) return cri;
   if (!existsSync(join(ROOT, 'dist/cli/main.js'))) return 'dist/ is not built (npm run build)';
   return undefined;
 }
 
-function describeAdopt(name: string, body: () => void): void {
-  const reason = unavailable();
-  if (reason === undefined) describe(name, body);
-  else if (process.env.PROBELET_REQUIRE_CLUSTER === '1')
-    describe(name, () => {
-      it(`needs a cluster and a containerd: ${reason}`, () => {
-        throw new Error(`PROBELET_REQUIRE_CLUSTER=1 but ${reason}`);
-      });
-    });
-  else describe.skip(`${name} — skipped: ${reason}`, body);
-}
 
-interface Agent {
-  child: ChildProcess;
-  output: () => string;
-}
 
 /** The agents' TMPDIR: an agent killed with SIGKILL cannot remove its run directory. */
 const AGENT_TMP = mkdtempSync(join(tmpdir(), 'probelet-node-adopt-'));
 afterAll(() => rmSync(AGENT_TMP, { recursive: true, force: true }));
 
-function startAgent(): Agent {
+function startAgent(): AgentChild {
   const kubeconfig = process.env.KUBECONFIG?.split(':')[0] ?? '';
-  const child = spawn(
-    process.execPath,
-    [join(ROOT, 'bin/probelet.js'), 'node', '--kubeconfig', kubeconfig, '--name', NODE, '--runtime', 'cri', '--cri-endpoint', ENDPOINT, '--listen', '127.0.0.1:0'],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TMPDIR: AGENT_TMP } },
-  );
-  let text = '';
-  child.stdout?.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (text += d.toString()));
-  return { child, output: () => text };
+  return spawnAgent(['--kubeconfig', kubeconfig, '--name', NODE, '--runtime', 'cri', '--cri-endpoint', ENDPOINT, '--listen', '127.0.0.1:0'], AGENT_TMP);
 }
 
-async function stopAgent(agent: Agent | undefined, signal: NodeJS.Signals): Promise<void> {
-  if (!agent || agent.child.exitCode !== null || agent.child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => agent.child.once('exit', () => resolve()));
-  agent.child.kill(signal);
-  await exited;
-}
 
 /** Containers of this node in containerd (found by the node label, as crictl would): pod UID → running container IDs. */
 async function runningByPod(): Promise<Map<string, string[]>> {
@@ -131,10 +100,10 @@ function podManifest(name: string, namespace: string, command: string[], probes:
   } as V1Pod;
 }
 
-describeAdopt(`probelet node --runtime cri adopts its running containers after a restart (${ENDPOINT})`, () => {
+describeCluster(`probelet node --runtime cri adopts its running containers after a restart (${ENDPOINT})`, () => {
   const namespace = `${NODE}-ns`;
   let clients: KubeClients;
-  let agent: Agent | undefined;
+  let agent: AgentChild | undefined;
 
   beforeAll(async () => {
     clients = clusterClients();
@@ -154,7 +123,7 @@ describeAdopt(`probelet node --runtime cri adopts its running containers after a
   const isReady = (p: Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
   const events = async (pod: string, reason: string): Promise<Event[]> =>
     plain<{ items: Event[] }>(await clients.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${pod},reason=${reason}` })).items;
-  const registered = async (a: Agent): Promise<void> => {
+  const registered = async (a: AgentChild): Promise<void> => {
     await until('the node to register', async () => (a.output().includes(`node ${NODE} registered`) ? true : undefined), 30_000).catch((err: unknown) => {
       throw new Error(`${String(err)}; its output:\n${a.output()}`);
     });
@@ -228,4 +197,4 @@ describeAdopt(`probelet node --runtime cri adopts its running containers after a
     await stopAgent(agent, 'SIGTERM');
     expect(await leftOfNode()).toEqual([]);
   }, 180_000);
-});
+}, unavailable);

@@ -9,7 +9,7 @@
  * Skipped, with the reason in the suite's name, without a cluster, a containerd, the node
  * kubeconfig or a built dist/; under PROBELET_REQUIRE_CLUSTER=1 each of those fails instead.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +24,7 @@ import { createCriClient } from '../../src/runtime/cri/client.js';
 import { NODE_LABEL } from '../../src/runtime/cri/pod-config.js';
 import { CRI_ENDPOINT, criUnavailable } from '../cri/helpers.js';
 import { aliveWithMarker, killMarked, markerEnv } from '../helpers/processes.js';
-import { clusterClients, describeCluster, testNamespace, until } from './helpers.js';
+import { clusterClients, describeCluster, spawnAgent, stopAgent, testNamespace, until, type AgentChild } from './helpers.js';
 import { cgroupHome } from '../../src/spawn/cgroup.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -63,34 +63,16 @@ function instanceSubnet(): string | undefined {
 const SUBNET = instanceSubnet();
 const LINK_LOCAL = SUBNET?.startsWith('169.254.') ?? false;
 
-interface Agent {
-  child: ChildProcess;
-  output: () => string;
-}
 
 /** The agents' TMPDIR: an agent killed with SIGKILL cannot remove its run directory. */
 const AGENT_TMP = mkdtempSync(join(tmpdir(), 'probelet-node-cri-agent-'));
 
 afterAll(() => rmSync(AGENT_TMP, { recursive: true, force: true }));
 
-function startAgent(runtime: 'cri' | 'process' = 'cri'): Agent {
-  const child = spawn(
-    process.execPath,
-    [join(ROOT, 'bin/probelet.js'), 'node', '--kubeconfig', nodeKubeconfig(), '--name', NODE, '--runtime', runtime, ...(runtime === 'cri' ? ['--cri-endpoint', ENDPOINT] : []), '--listen', '127.0.0.1:0'],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TMPDIR: AGENT_TMP } },
-  );
-  let text = '';
-  child.stdout?.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (text += d.toString()));
-  return { child, output: () => text };
+function startAgent(runtime: 'cri' | 'process' = 'cri'): AgentChild {
+  return spawnAgent(['--kubeconfig', nodeKubeconfig(), '--name', NODE, '--runtime', runtime, ...(runtime === 'cri' ? ['--cri-endpoint', ENDPOINT] : []), '--listen', '127.0.0.1:0'], AGENT_TMP);
 }
 
-async function stopAgent(agent: Agent | undefined, signal: NodeJS.Signals): Promise<void> {
-  if (!agent || agent.child.exitCode !== null || agent.child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => agent.child.once('exit', () => resolve()));
-  agent.child.kill(signal);
-  await exited;
-}
 
 /** Running containers of this node's pods in containerd, by pod UID (found by the node label, as crictl would). */
 async function runningContainersByPod(namespace: string): Promise<Map<string, number>> {
@@ -114,7 +96,7 @@ describeCluster(`probelet node --runtime cri on a real control plane (${ENDPOINT
   let ns: ReturnType<typeof testNamespace>;
   let apps: AppsV1Api;
   let discovery: DiscoveryV1Api;
-  let agent: Agent | undefined;
+  let agent: AgentChild | undefined;
 
   beforeAll(async () => {
     clients = clusterClients();
@@ -230,7 +212,7 @@ describeCluster('probelet node --runtime process killed with SIGKILL and started
   let clients: KubeClients;
   let ns: ReturnType<typeof testNamespace>;
   let apps: AppsV1Api;
-  let agent: Agent | undefined;
+  let agent: AgentChild | undefined;
 
   beforeAll(async () => {
     clients = clusterClients();

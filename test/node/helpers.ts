@@ -4,7 +4,10 @@
  * suites are skipped with that reason in their name; with PROBELET_REQUIRE_CLUSTER=1 they
  * fail instead.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'vitest';
 import { AppsV1Api, KubeConfig, type V1Namespace, type V1Pod } from '@kubernetes/client-node';
 import type { Pod } from '../../src/api/types.js';
@@ -14,6 +17,8 @@ import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
 import { kubeClientsFrom, loadKubeClients, plain, type KubeClients } from '../../src/node/kube.js';
 import { detectNodeAddress } from '../../src/node/node-object.js';
 import { createProcessRuntime } from '../../src/runtime/process-runtime.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Why the cluster tests cannot run here, or undefined when they can. */
 export function clusterUnavailable(): string | undefined {
@@ -157,4 +162,30 @@ export async function startProcessNode(options: { clients: KubeClients; name: st
   });
   await agent.synced;
   return agent;
+}
+
+/** A `probelet node` child process and everything it printed so far. */
+export interface AgentChild {
+  child: ChildProcess;
+  output: () => string;
+}
+
+/**
+ * Starts the built `probelet node` with `args`, its TMPDIR set to `tmp` (an agent killed with
+ * SIGKILL cannot remove its run directory: the test's afterAll does).
+ */
+export function spawnAgent(args: readonly string[], tmp: string): AgentChild {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/probelet.js'), 'node', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TMPDIR: tmp } });
+  let text = '';
+  child.stdout?.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (text += d.toString()));
+  return { child, output: () => text };
+}
+
+/** Sends `signal` to an agent still running and waits for it to exit. */
+export async function stopAgent(agent: AgentChild | undefined, signal: NodeJS.Signals): Promise<void> {
+  if (!agent || agent.child.exitCode !== null || agent.child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => agent.child.once('exit', () => resolve()));
+  agent.child.kill(signal);
+  await exited;
 }

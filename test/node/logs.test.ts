@@ -13,12 +13,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import { plain, type KubeClients } from '../../src/node/kube.js';
 import { detectNodeAddress } from '../../src/node/node-object.js';
 import { CRI_ENDPOINT, criUnavailable } from '../cri/helpers.js';
-import { clusterClients, clusterUnavailable, until } from './helpers.js';
+import { clusterClients, describeCluster, until } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENDPOINT = process.env.PROBELET_NODE_CRI_ENDPOINT ?? CRI_ENDPOINT;
@@ -28,9 +28,8 @@ const KUBECONFIG = process.env.KUBECONFIG?.split(':')[0] ?? '';
 const PKI = join(dirname(KUBECONFIG), 'pki');
 const ADDRESS = detectNodeAddress();
 
+/** What this suite needs besides the cluster. */
 function unavailable(): string | undefined {
-  const cluster = clusterUnavailable();
-  if (cluster) return cluster;
   if (!existsSync(join(PKI, 'ca.key'))) return `no cluster CA key at ${PKI} (cluster:up makes it)`;
   const cri = process.env.PROBELET_NODE_CRI_ENDPOINT === undefined ? criUnavailable() : existsSync(SOCKET) ? undefined : `no containerd at ${ENDPOINT}`;
   if (cri) return cri;
@@ -39,17 +38,6 @@ function unavailable(): string | undefined {
   return undefined;
 }
 
-function describeLogs(name: string, body: () => void): void {
-  const reason = unavailable();
-  if (reason === undefined) describe(name, body);
-  else if (process.env.PROBELET_REQUIRE_CLUSTER === '1')
-    describe(name, () => {
-      it(`needs a cluster and a containerd: ${reason}`, () => {
-        throw new Error(`PROBELET_REQUIRE_CLUSTER=1 but ${reason}`);
-      });
-    });
-  else describe.skip(`${name} — skipped: ${reason}`, body);
-}
 
 const WORK = mkdtempSync(join(tmpdir(), 'probelet-node-logs-'));
 afterAll(() => rmSync(WORK, { recursive: true, force: true }));
@@ -70,7 +58,7 @@ function kubectl(...args: string[]): string {
   return execFileSync('kubectl', ['--kubeconfig', KUBECONFIG, ...args], { encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-describeLogs(`kubectl logs from a probelet node (${ENDPOINT})`, () => {
+describeCluster(`kubectl logs from a probelet node (${ENDPOINT})`, () => {
   const namespace = `${NODE}-ns`;
   let clients: KubeClients;
   let agent: ChildProcess | undefined;
@@ -169,4 +157,4 @@ describeLogs(`kubectl logs from a probelet node (${ENDPOINT})`, () => {
     expect(() => kubectl('-n', namespace, 'logs', 'talker', '-c', 'nope')).toThrow(/container "nope" not found in pod "talker"|container nope is not valid/);
     expect(() => kubectl('-n', namespace, 'logs', 'talker', '--previous')).toThrow(/previous terminated container "app" in pod "talker" not found/);
   }, 120_000);
-});
+}, unavailable);

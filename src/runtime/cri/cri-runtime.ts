@@ -442,10 +442,15 @@ export class CriRuntime implements ContainerRuntime {
    * that cannot be removed is a warning that names it and how to remove it by hand, never a
    * failed start: it belongs to a run that is over, and every start would fail on it again.
    * A runtime that cannot even list them fails the start.
+   *
+   * What another node left is that node's: it takes its containers over when it starts again
+   * (`probelet node --runtime cri`, as a kubelet after a restart), so neither a `run` nor
+   * another node on the same containerd removes them in the meantime (`cri:down` does).
    */
   async removeLeftovers(): Promise<void> {
+    const ownedElsewhere = (labels: cri.Labels): boolean => labels[NODE_LABEL] !== undefined && labels[NODE_LABEL] !== this.owner.node;
     const adoptable = (labels: cri.Labels): boolean => this.adopt && labels[NODE_LABEL] === this.owner.node;
-    for (const { kind, id, error } of await this.removeAll({ [MANAGED_LABEL]: 'true' }, (labels) => !ownerAlive(labels) && !adoptable(labels))) {
+    for (const { kind, id, error } of await this.removeAll({ [MANAGED_LABEL]: 'true' }, (labels) => !ownerAlive(labels) && !adoptable(labels) && !ownedElsewhere(labels))) {
       this.warn(`could not remove the ${kind} ${id} an earlier probelet left in ${this.client.endpoint}: ${grpcMessage(error)}; ${removeByHand(kind, id)}`);
     }
     if (this.adopt) await this.collectLeft();
