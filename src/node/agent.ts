@@ -5,7 +5,7 @@
  * through the API, and ends a deleted pod as the kubelet does: terminate with the grace
  * period, write the final status, then delete the object with `gracePeriodSeconds=0`.
  */
-import type { Pod } from '../api/types.js';
+import type { Pod, PodStatus } from '../api/types.js';
 import { admitPods } from '../api/admit.js';
 import { createEventRecorder } from '../kubelet/events.js';
 import { Kubelet, type KubeletOptions } from '../kubelet/kubelet.js';
@@ -168,7 +168,14 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     if (rejected) {
       refused.add(uid);
       log(`pod ${namespace}/${podName}: not admitted: ${rejected.message}`);
-      recorder.event({ pod: apiPod }, 'Warning', 'FailedAdmission', rejected.message);
+      recorder.event({ pod: apiPod }, 'Warning', FAILED_ADMISSION_REASON, rejected.message);
+      // The kubelet's `rejectPod`: the pod ends Failed, so that its controller replaces it
+      // instead of it waiting Pending for good. One write, then the sink forgets it.
+      statusSink.track(uid, namespace, podName);
+      statusSink.offer({ ...apiPod, status: rejectedStatus(apiPod, FAILED_ADMISSION_REASON, rejected.message) });
+      void statusSink.flush(uid).finally(() => {
+        if (!pods.has(uid)) statusSink.untrack(uid);
+      });
       return;
     }
     pods.set(uid, { namespace, name: podName, state: 'running' });
@@ -302,5 +309,18 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       heartbeat.close();
       health.close();
     },
+  };
+}
+
+/** probelet's own reason for a pod its validation refuses (the API server had accepted it). */
+const FAILED_ADMISSION_REASON = 'FailedAdmission';
+
+/** `rejectPod`'s status: Failed, the reason, "Pod was rejected: …", the QoS class kept. */
+function rejectedStatus(pod: Pod, reason: string, message: string): PodStatus {
+  return {
+    ...(pod.status?.qosClass ? { qosClass: pod.status.qosClass } : {}),
+    phase: 'Failed',
+    reason,
+    message: `Pod was rejected: ${message}`,
   };
 }

@@ -12,7 +12,7 @@ import { describe, it } from 'vitest';
 import { AppsV1Api, KubeConfig, type V1Namespace, type V1Pod } from '@kubernetes/client-node';
 import type { Pod } from '../../src/api/types.js';
 import type { Kubelet } from '../../src/kubelet/kubelet.js';
-import { startNodeAgent, type NodeAgent } from '../../src/node/agent.js';
+import { startNodeAgent, type NodeAgent, type NodeAgentOptions } from '../../src/node/agent.js';
 import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
 import { kubeClientsFrom, loadKubeClients, plain, type KubeClients } from '../../src/node/kube.js';
 import { detectNodeAddress } from '../../src/node/node-object.js';
@@ -149,8 +149,17 @@ export function adminClientsVia(port: number): KubeClients {
 }
 
 /** A node agent in-process on the process runtime (real child processes), synced with its pods; `port` 0 unless given, the machine's address unless given. */
-export async function startProcessNode(options: { clients: KubeClients; name: string; runDir: string; logs: string[]; port?: number; address?: string }): Promise<NodeAgent> {
+export async function startProcessNode(options: {
+  clients: KubeClients;
+  name: string;
+  runDir: string;
+  logs: string[];
+  port?: number;
+  address?: string;
+  admit?: NodeAgentOptions['admit'];
+}): Promise<NodeAgent> {
   const agent = await startNodeAgent({
+    ...(options.admit ? { admit: options.admit } : {}),
     clients: options.clients,
     name: options.name,
     runtime: createProcessRuntime({ runDir: options.runDir }),
