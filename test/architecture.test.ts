@@ -29,7 +29,8 @@ const allowed: Record<string, readonly string[]> = {
   simulate: ['simulate', 'kubelet', 'prober', 'probe', 'runtime', 'api', 'spawn', 'util'],
   // The cluster agent: a source of pods and a sink of status for the unchanged kubelet (DESIGN.md, "Growing the house").
   // probe/constants: the Kubernetes version the engine follows, for nodeInfo.kubeletVersion.
-  node: ['node', 'kubelet', 'runtime', 'api', 'util', 'prober/types', 'probe/constants'],
+  // prober/start-latency: the PLEG's relist period, whose phase the node's Kubelet and runtime share.
+  node: ['node', 'kubelet', 'runtime', 'api', 'util', 'prober/types', 'prober/start-latency', 'probe/constants'],
   cli: ['cli', 'check', 'simulate', 'node', 'kubelet', 'prober', 'probe', 'runtime', 'server', 'api', 'spawn', 'util'],
 };
 

@@ -31,6 +31,7 @@ import type { ContainerRuntime } from '../runtime/types.js';
 import { startServer, type RunningServer } from '../server/server.js';
 import { DEFAULT_BEHAVIOUR_ANNOTATION, parseBehaviourAnnotation } from '../simulate/annotation.js';
 import type { Behaviours } from '../simulate/behaviour.js';
+import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
 import { simulatedHandlers } from '../simulate/handlers.js';
 import { simulatedHandlerRunner } from '../simulate/hooks.js';
 import { NODE_ID_SPAN } from '../simulate/nodes.js';
@@ -244,6 +245,9 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
         address,
         log,
         evictionHard,
+        // The PLEG's relist instants of this node, every second from now (as `run` has them):
+        // the Kubelet's syncs and the CRI runtime's relist share them (docs/timing-model.md §3).
+        relistPhaseMs: Date.now() % PLEG_RELIST_PERIOD_MS,
       };
       const options = flags.runtime === 'simulated' ? simulatedNode(common, i, flags.behaviourAnnotation, count !== undefined) : await realNode(common, flags, join(runDir, name));
       node.runtime = options.runtime;
@@ -299,7 +303,7 @@ async function realNode(common: CommonOptions, flags: NodeFlags, runDir: string)
     const killed = removeRecordedLeftovers(containerRecordPath(common.name));
     if (killed > 0) common.log(`node ${common.name}: stopped ${killed} container(s) an earlier run left running; their pods start again`);
   }
-  const runtime = await createRuntime(runtimeFlags, runDir, { node: common.name });
+  const runtime = await createRuntime(runtimeFlags, runDir, { node: common.name, ...(common.relistPhaseMs !== undefined ? { relistPhaseMs: common.relistPhaseMs } : {}) });
   const left = runtime instanceof CriRuntime ? runtime.leftPods().length : 0;
   if (left > 0) common.log(`node ${common.name}: found ${left} pod(s) an earlier run left in the runtime; those still bound to this node are adopted, the others removed`);
   // The node filesystem is the one of its run directory (pod logs); the image filesystem is taken to be the same.

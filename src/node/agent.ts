@@ -5,6 +5,7 @@
  * through the API, and ends a deleted pod as the kubelet does: terminate with the grace
  * period, write the final status, then delete the object with `gracePeriodSeconds=0`.
  */
+import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
 import type { Pod, PodStatus } from '../api/types.js';
 import { admitPods } from '../api/admit.js';
 import { createEventRecorder } from '../kubelet/events.js';
@@ -39,6 +40,12 @@ export interface NodeAgentOptions extends Omit<NodeIdentity, 'capacity'> {
   prober?: (recorder: EventRecorder) => NonNullable<KubeletOptions['prober']>;
   /** The Kubelet's lifecycle hook runner (the simulated runtime's); default the real one. */
   lifecycleHandlers?: KubeletOptions['lifecycleHandlers'];
+  /**
+   * The PLEG's relist phase (ms past each second of the clock): a pod's next sync after the one
+   * that started a container waits for the next relist, as on a kubelet, so probe workers see
+   * a start when a kubelet's would. Default: the clock's phase when the agent starts.
+   */
+  relistPhaseMs?: number;
   /** Warnings about a pod, each recorded as one Warning event when the pod is admitted (a bad behaviour annotation). */
   podWarnings?: (pod: Pod) => Array<{ reason: string; message: string }>;
   /** The probe flight recorder (default on; a fleet of many nodes turns it off). */
@@ -145,6 +152,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     kubeletRestart: true,
     ...(options.prober ? { prober: options.prober(recorder) } : {}),
     ...(options.lifecycleHandlers ? { lifecycleHandlers: options.lifecycleHandlers } : {}),
+    relistPhaseMs: options.relistPhaseMs ?? clock.now() % PLEG_RELIST_PERIOD_MS,
     ...(options.flightRecorder === false ? { flightRecorder: false } : {}),
   });
   const statusSink: StatusSink = createStatusSink(clients, options.address, log, clock);
