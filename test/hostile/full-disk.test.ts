@@ -23,8 +23,6 @@ afterEach(() => {
   s.cleanup();
 });
 
-const lines = runLines;
-
 describe.skipIf(!root)(`a full disk under --log-dir${root ? '' : ' (skipped: mounting a tmpfs needs root)'}`, () => {
   it('is said at once (Warning event, stderr), the container runs on, the run exits 1', async () => {
     const disk = join(s.dir, 'disk');
@@ -34,15 +32,15 @@ describe.skipIf(!root)(`a full disk under --log-dir${root ? '' : ' (skipped: mou
     // 1 MiB of output, far more than fits, then the container stays up.
     const pod = testPod(s, 'chatty', ['sh', '-c', 'head -c 1048576 /dev/zero | tr "\\0" x; echo; exec sleep 300']);
     const run = startRun(s, [s.manifest('pod.yaml', pod), '--listen', '127.0.0.1:0', '--output', 'json', '--log-dir', disk]);
-    await run.waitForStdout((out) => lines(out).some((l) => l.event?.reason === 'FailedToWriteLog'));
-    const warning = lines(run.stdout()).find((l) => l.event?.reason === 'FailedToWriteLog')?.event;
+    await run.waitForStdout((out) => runLines(out).some((l) => l.event?.reason === 'FailedToWriteLog'));
+    const warning = runLines(run.stdout()).find((l) => l.event?.reason === 'FailedToWriteLog')?.event;
     expect(warning?.type).toBe('Warning');
     expect(warning?.message).toMatch(/^Writing the container log .*\/default_chatty_[^/]*\/main\/0\.log failed: ENOSPC: no space left on device/);
     expect(run.stderr()).toMatch(/probelet: chatty\/main: Writing the container log .* failed: ENOSPC.*; probelet will exit 1/);
     run.child.kill('SIGTERM');
     expect(await exitCode(run)).toBe(1);
     // It ran until stopped: never restarted, never exited on its own.
-    const restarts = lines(run.stdout()).flatMap((l) => l.pod?.status?.containerStatuses?.map((c) => c.restartCount) ?? []);
+    const restarts = runLines(run.stdout()).flatMap((l) => l.pod?.status?.containerStatuses?.map((c) => c.restartCount) ?? []);
     expect(Math.max(...restarts)).toBe(0);
     expect(await nothingLeft(s.marker)).toBe(true);
   }, 30_000);

@@ -25,16 +25,14 @@ afterEach(() => {
   s.cleanup();
 });
 
-const lines = runLines;
-
 /** A run of one pod whose container also leaves a detached daemon; resolves once it started. */
 async function started(): Promise<{ run: ReturnType<typeof startRun>; runDir: string }> {
   const pod = testPod(s, 'killed', ['sh', '-c', 'setsid sleep 300 </dev/null >/dev/null 2>&1 & exec sleep 300']);
   const run = startRun(s, [s.manifest('pod.yaml', pod), '--listen', '127.0.0.1:0', '--output', 'json']);
-  await run.waitForStdout((out) => lines(out).some((l) => l.event?.reason === 'Started'));
+  await run.waitForStdout((out) => runLines(out).some((l) => l.event?.reason === 'Started'));
   // probelet, the container and its daemon.
   expect(await eventually(() => aliveWithMarker(s.marker).length >= 3)).toBe(true);
-  return { run, runDir: lines(run.stdout()).find((l) => l.type === 'run')?.runDir ?? '' };
+  return { run, runDir: runLines(run.stdout()).find((l) => l.type === 'run')?.runDir ?? '' };
 }
 
 describe.skipIf(why !== undefined)(`probelet run killed with SIGKILL${why ? ` (skipped: ${why})` : ''}`, () => {
@@ -60,7 +58,7 @@ describe.skipIf(why !== undefined)(`probelet run killed with SIGKILL${why ? ` (s
     expect(existsSync(runDir)).toBe(true);
     // The next probelet (any command that starts one) sweeps the dead run's cgroup.
     const next = startRun(s, [s.manifest('other.yaml', testPod(s, 'next', ['sleep', '300'])), '--listen', '127.0.0.1:0', '--output', 'json']);
-    await next.waitForStdout((out) => lines(out).some((l) => l.event?.reason === 'Started'));
+    await next.waitForStdout((out) => runLines(out).some((l) => l.event?.reason === 'Started'));
     expect(await eventually(() => aliveWithMarker(s.marker).filter((p) => p.ppid !== (next.child.pid ?? -1) && p.pid !== next.child.pid).length === 0, 5000)).toBe(true);
     // And the dead run's directory, proven its own by the owner file.
     expect(existsSync(runDir)).toBe(false);

@@ -24,15 +24,13 @@ afterEach(() => {
   s.cleanup();
 });
 
-const lines = runLines;
-
 describe.each(SIGNALS)('probelet run on %s', (signal) => {
   it('stops every container, removes the run directory and exits 0', async () => {
     // Two containers that ignore nothing: `sleep` as PID 1 of its group dies of SIGTERM.
     const file = s.manifest('pod.yaml', testPod(s, 'sig', ['sleep', '300'], {}, { terminationGracePeriodSeconds: 2 }));
     const run = startRun(s, [file, '--listen', '127.0.0.1:0', '--output', 'json']);
-    await run.waitForStdout((out) => lines(out).some((l) => l.type === 'event' && l.event?.reason === 'Started'));
-    const runDir = lines(run.stdout()).find((l) => l.type === 'run')?.runDir ?? '';
+    await run.waitForStdout((out) => runLines(out).some((l) => l.type === 'event' && l.event?.reason === 'Started'));
+    const runDir = runLines(run.stdout()).find((l) => l.type === 'run')?.runDir ?? '';
     expect(existsSync(runDir)).toBe(true);
     // The container, besides probelet itself.
     expect(aliveWithMarker(s.marker).length).toBeGreaterThanOrEqual(2);
