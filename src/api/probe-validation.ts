@@ -78,7 +78,8 @@ export function validateLifecycle(lifecycle: Lifecycle, gracePeriod: number | un
   const errs: FieldError[] = [];
   for (const name of ['postStart', 'preStop'] as const) {
     const handler = lifecycle[name];
-    if (isSet(handler)) errs.push(...validateHandler(handler, `${fieldPath}.${name}`, gracePeriod));
+    // A lifecycle handler has no `grpc`: the API drops the field, so it does not count here.
+    if (isSet(handler)) errs.push(...validateHandler({ ...handler, grpc: undefined }, `${fieldPath}.${name}`, gracePeriod));
   }
   return errs;
 }

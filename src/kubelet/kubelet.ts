@@ -182,7 +182,12 @@ export class Kubelet {
     });
     this.images = new ImageManager(this.runtime, this.clock);
     this.hookRunner =
-      options.lifecycleHandlers ?? createHandlerRunner({ execSync: (id, cmd, timeoutMs) => this.runtime.execSync(id, cmd, timeoutMs), clock: this.clock });
+      options.lifecycleHandlers ??
+      createHandlerRunner({
+        execSync: (id, cmd, timeoutMs) => this.runtime.execSync(id, cmd, timeoutMs),
+        clock: this.clock,
+        event: (pod, type, reason, message) => this.recorder.event({ pod }, type, reason, message),
+      });
     this.probeManager = new ProbeManager({
       statusProvider: this.statusManager,
       livenessResults: this.livenessResults,
@@ -872,7 +877,10 @@ export class Kubelet {
     this.event(rec, c, 'Normal', 'Killing', 'FailedPostStartHook');
     rec.changed = true;
     await this.stopContainer(rec, c, terminationGracePeriodSeconds(rec.pod, c.spec, undefined));
-    c.waiting = { reason: 'PostStartHookError', message: error };
+    // The reasonCache's waiting state shows only for a container that will be started again
+    // (convertToAPIContainerStatuses asks ShouldContainerBeRestarted); else it reads terminated.
+    const exitCode = c.current?.exitCode ?? 0;
+    if (containerShouldRestart(c.spec, rec.pod, exitCode)) c.waiting = { reason: 'PostStartHookError', message: error };
   }
 
   // --- the sync loop's reactions (§10.1) ----------------------------------------------

@@ -6,8 +6,12 @@
  *   non-zero exit is an error (the CRI client's `command '…' exited with N: …`).
  * - `httpGet`: one GET with `User-Agent: kube-lifecycle/<major>.<minor>`, to `host` or the
  *   pod's IP, no timeout and no certificate check (`insecureContainerLifecycleHTTPClient`),
- *   same-host redirects only, with Go's default transport's headers (keep-alive, gzip). Only a request that gets **no response** fails: any status
- *   code, 500 included, is success — the hook runner never looks at it.
+ *   same-host redirects only, with Go's default transport's headers (keep-alive, gzip). An
+ *   HTTPS hook answered in plain HTTP is sent again over HTTP without `Authorization`, and
+ *   when that works a `LifecycleHTTPFallback` Warning goes on the pod (`runHTTPHandler`). With
+ *   no `host`, the pod's IP; a pod without one fails the hook (no networking container).
+ *   Only a request that gets **no response** fails: any status code, 500 included, is
+ *   success — the hook runner never looks at it.
  * - `sleep`: waits `seconds` on the kubelet's clock.
  * - `tcpSocket` (kept in the API for old objects, never run): an error.
  *
@@ -19,7 +23,7 @@
 import { formatPod } from '../api/format.js';
 import type { Container, LifecycleHandler, Pod } from '../api/types.js';
 import { probeHttp } from '../probe/http.js';
-import { newHttpProbeRequest } from '../probe/http-request.js';
+import { newHttpProbeRequest, type HttpProbeRequest } from '../probe/http-request.js';
 import { LIFECYCLE_USER_AGENT } from '../probe/constants.js';
 import type { HandlerObservation } from '../probe/types.js';
 import type { ExecResult } from '../runtime/types.js';
@@ -49,7 +53,12 @@ export interface HandlerRunnerDeps {
   /** The runtime's `ExecSync`; a timeout of 0 means none. */
   execSync(containerID: string, cmd: string[], timeoutMs: number): Promise<ExecResult>;
   clock: Clock;
+  /** Records an event on the pod (the HTTPS → HTTP fallback's); none by default. */
+  event?(pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string): void;
 }
+
+/** Go's `isHTTPResponseError`: what an HTTPS request to a plain HTTP server ends with. */
+const HTTP_RESPONSE_TO_HTTPS = 'server gave HTTP response to HTTPS client';
 
 /** The kubelet's handler runner over a runtime's exec, the real network and a clock. */
 export function createHandlerRunner(deps: HandlerRunnerDeps): HandlerRunner {
@@ -64,7 +73,7 @@ export function createHandlerRunner(deps: HandlerRunnerDeps): HandlerRunner {
         return `Exec lifecycle hook ([${command.join(' ')}]) ${where} failed - error: ${outcome.error}, message: ${goQuote(outcome.output)}`;
       }
       if (handler.httpGet) {
-        const error = await runHttp(target, handler);
+        const error = await runHttp(deps, target, handler);
         return error === undefined ? undefined : `HTTP lifecycle hook (${handler.httpGet.path ?? ''}) ${where} failed - error: ${error}`;
       }
       if (handler.sleep) {
@@ -90,20 +99,39 @@ async function runExec(deps: HandlerRunnerDeps, containerID: string, command: st
 }
 
 /** The GET; `undefined` once any response came back, else the client's error (Go's words). */
-async function runHttp(target: HookTarget, handler: LifecycleHandler): Promise<string | undefined> {
+async function runHttp(deps: HandlerRunnerDeps, target: HookTarget, handler: LifecycleHandler): Promise<string | undefined> {
   const action = handler.httpGet;
   if (!action) return undefined;
-  let request;
+  if (!action.host && !target.podIP) return 'failed to find networking container: the pod has no IP';
+  let request: HttpProbeRequest;
   try {
     request = { ...newHttpProbeRequest(action, target.container, target.podIP, LIFECYCLE_USER_AGENT), keepAlive: true };
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
   }
+  const first = await getOnce(request, target.signal);
+  if (first === undefined || !first.includes(HTTP_RESPONSE_TO_HTTPS) || !request.url.startsWith('https:')) return first;
+  const plain: HttpProbeRequest = { ...request, url: `http:${request.url.slice('https:'.length)}`, headers: request.headers.filter(([name]) => name !== 'Authorization') };
+  if ((await getOnce(plain, target.signal)) !== undefined) return first;
+  deps.event?.(target.pod, 'Warning', 'LifecycleHTTPFallback', `request to HTTPS lifecycle hook ${urlHost(plain.url)} got HTTP response, retry with HTTP succeeded`);
+  return undefined;
+}
+
+/** One GET: `undefined` once any response came back, else the client's error (Go's words). */
+async function getOnce(request: HttpProbeRequest, signal: AbortSignal): Promise<string | undefined> {
   const seen: HandlerObservation = {};
-  const outcome = await probeHttp(request, 0, { signal: target.signal }, seen);
+  const outcome = await probeHttp(request, 0, { signal }, seen);
   if (seen.statusCode !== undefined) return undefined;
   if (outcome.error) return outcome.error.message;
   return outcome.output;
+}
+
+/** `URL.Host` as Go keeps it: `host:port` as written (the port is always written here). */
+function urlHost(url: string): string {
+  const rest = url.slice(url.indexOf('://') + 3);
+  const end = rest.search(/[/?#]/);
+  const authority = end < 0 ? rest : rest.slice(0, end);
+  return authority.slice(authority.lastIndexOf('@') + 1);
 }
 
 /** Resolves `true` after `ms`, or `false` as soon as `signal` aborts. */

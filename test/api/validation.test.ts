@@ -100,6 +100,8 @@ describe('validatePod: catalog V1–V15 (exact apiserver text)', () => {
       `${C0}.lifecycle.preStop.sleep: Invalid value: 11: must be non-negative and less than terminationGracePeriodSeconds (10)`,
     ]);
     expect(errors(pod((c) => (c.lifecycle = { preStop: { sleep: { seconds: 0 } } })))).toEqual([]);
+    // grpc is no lifecycle handler: the API drops it, so the hook has none.
+    expect(errors(pod((c) => (c.lifecycle = { preStop: { grpc: { port: 9090 } } as never })))).toEqual([`${C0}.lifecycle.preStop: Required value: must specify a handler type`]);
   });
 
   it('V8: exec with an empty command', () => {

@@ -55,6 +55,23 @@ describe('lifecycle handler runner', () => {
     );
   });
 
+  it('httpGet over HTTPS to a plain HTTP server: sent again over HTTP, done, one LifecycleHTTPFallback Warning on the pod', async () => {
+    const seen: string[] = [];
+    const port = await serve(200, seen);
+    const events: string[] = [];
+    const runner = createHandlerRunner({ execSync: execNever, clock: realClock, event: (p, type, reason, message) => void events.push(`${p.metadata?.name} ${type} ${reason} ${message}`) });
+    const error = await runner.run(target(), { httpGet: { path: '/drain', port, scheme: 'HTTPS' } });
+    expect(error).toBeUndefined();
+    expect(seen).toEqual(['GET /drain kube-lifecycle/1.35 gzip -']);
+    expect(events).toEqual([`web Warning LifecycleHTTPFallback request to HTTPS lifecycle hook 127.0.0.1:${port} got HTTP response, retry with HTTP succeeded`]);
+  });
+
+  it('httpGet without host on a pod without an IP fails (no networking container), and sends nothing', async () => {
+    const runner = createHandlerRunner({ execSync: execNever, clock: realClock });
+    const error = await runner.run({ ...target(), podIP: '' }, { httpGet: { path: '/drain', port: 1 } });
+    expect(error).toBe('HTTP lifecycle hook (/drain) for Container "app" in Pod "web_default(u1)" failed - error: failed to find networking container: the pod has no IP');
+  });
+
   it('exec: a non-zero exit fails with the CRI client\'s words and the output quoted', async () => {
     const runner = createHandlerRunner({ execSync: async () => ({ output: 'not yet\n', exitCode: 3 }), clock: realClock });
     const error = await runner.run(target(), { exec: { command: ['sh', '-c', 'exit 3'] } });

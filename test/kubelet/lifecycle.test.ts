@@ -167,6 +167,18 @@ describe('postStart (startContainer, step 4)', () => {
     expect(h.runtime.calls.filter((c) => c.startsWith('start app'))).toContain('start app#1');
   });
 
+  it('a failing hook under restartPolicy Never: killed, and shown terminated (no PostStartHookError: it will not start again)', async () => {
+    const pod = podOf({ lifecycle: { postStart: { exec: { command: ['init'] } } } });
+    pod.spec!.restartPolicy = 'Never';
+    pod.spec!.containers.push({ name: 'other', image: 'img', command: ['other'] });
+    const h = harness(pod, new Map([['init', 'failed']]));
+    await h.clock.advance(2_000);
+    const app = h.pod().status?.containerStatuses?.find((s) => s.name === 'app');
+    expect(app?.state?.waiting).toBeUndefined();
+    expect(app?.state?.terminated).toBeDefined();
+    expect(h.runtime.calls.filter((c) => c.startsWith('start app'))).toEqual(['start app#0']);
+  });
+
   it('a successful hook runs once per start, before anything else of the sync', async () => {
     const h = harness(podOf({ lifecycle: { postStart: { exec: { command: ['warm'] } } } }));
     await h.clock.advance(0);
