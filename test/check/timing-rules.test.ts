@@ -320,6 +320,12 @@ describe('hang-kill-unnoticed', () => {
     ]);
   });
 
+  it('counts a preStop hook: it may take the whole grace, and the stop 2 s more (killContainer)', () => {
+    const seen = check('hang-kill-unnoticed', pod([app({ livenessProbe: http, lifecycle: { preStop: { exec: { command: ['drain'] } } } })], { terminationGracePeriodSeconds: 3600 }));
+    expect(seen[0]?.message).toContain('is gone only after up to 1h0m33s');
+    expect(seen[0]?.message).toContain('then the kill waits 1h0m2s for SIGKILL (the pod\'s terminationGracePeriodSeconds, with up to 2s more after its preStop hook;');
+  });
+
   it('passes with the probe-level grace (KEP-2238) or a normal pod grace', () => {
     const live = { ...http, terminationGracePeriodSeconds: 30 };
     expect(check('hang-kill-unnoticed', pod([app({ livenessProbe: live })], { terminationGracePeriodSeconds: 3600 }))).toEqual([]);

@@ -459,7 +459,7 @@ Example:
     return [
       {
         path: own ? probePath(ctx, 'liveness', 'terminationGracePeriodSeconds') : probePath(ctx, 'liveness'),
-        message: `after a hang, ${who(ctx)} is gone only after up to ${formatSeconds(total)}: liveness fails after up to ${formatSeconds(total - grace)} (${describeFailureBudget('liveness', live, false, 'timeout')}), then the kill waits ${formatSeconds(grace)} for SIGKILL (${own ? "the probe's" : "the pod's"} terminationGracePeriodSeconds; a hung app ignores SIGTERM, kubernetes/kubernetes #64715); ${own ? 'lower it' : 'set livenessProbe.terminationGracePeriodSeconds'}, e.g. 30`,
+        message: `after a hang, ${who(ctx)} is gone only after up to ${formatSeconds(total)}: liveness fails after up to ${formatSeconds(total - grace)} (${describeFailureBudget('liveness', live, false, 'timeout')}), then the kill waits ${formatSeconds(grace)} for SIGKILL (${own ? "the probe's" : "the pod's"} terminationGracePeriodSeconds${ctx.container.lifecycle?.preStop ? ', with up to 2s more after its preStop hook' : ''}; a hung app ignores SIGTERM, kubernetes/kubernetes #64715); ${own ? 'lower it' : 'set livenessProbe.terminationGracePeriodSeconds'}, e.g. 30`,
       },
     ];
   },
