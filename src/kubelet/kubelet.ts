@@ -34,6 +34,7 @@ import { ImageManager } from './images.js';
 import { createHandlerRunner, type HandlerRunner } from './lifecycle.js';
 import { generatePodStatus, type ContainerRecord } from './pod-status.js';
 import { StatusManager } from './status-manager.js';
+import { newTerminationOrdering, type TerminationOrdering } from './termination-order.js';
 
 // The kill grace formula lives in prober/ so that check/ predicts exactly what the kubelet does.
 export { killGracePeriodSeconds, MINIMUM_KILL_GRACE_SECONDS } from '../prober/kill-policy.js';
@@ -346,20 +347,27 @@ export class Kubelet {
   }
 
   /**
-   * Stops what still runs, each with a `Killing` event: regular containers together, then
-   * sidecars in reverse order, all within one grace budget (each gets at least 2 s).
+   * `killContainersWithSyncResult`: every running container is killed at once, each with its
+   * `Killing` event, its `preStop` hook and the whole grace; a sidecar's stop then waits for
+   * its turn (after the regular containers and the sidecars declared after it,
+   * termination-order.ts), which takes whole seconds off its grace.
    */
   private async stopAll(rec: PodRecord, graceSeconds: number): Promise<void> {
-    const deadline = this.clock.now() + graceSeconds * 1000;
-    const running = (kind: ContainerRecord['kind']): ContainerRecord[] =>
-      [...rec.containers.values()].filter((c) => c.kind === kind && c.current?.state === 'running');
-    const stop = async (c: ContainerRecord): Promise<void> => {
-      this.event(rec, c, 'Normal', 'Killing', `Stopping container ${c.spec.name}`);
-      await this.stopContainer(rec, c, Math.ceil((deadline - this.clock.now()) / 1000));
-    };
-    await Promise.all(running('regular').map(stop));
-    for (const c of running('sidecar').reverse()) await stop(c);
-    for (const c of running('init')) await stop(c);
+    const all = [...rec.containers.values()];
+    const running = all.filter((c) => c.current?.state === 'running');
+    const ordering = newTerminationOrdering(
+      all.filter((c) => c.kind === 'regular').map((c) => c.spec.name),
+      all.filter((c) => c.kind !== 'regular').map((c) => ({ name: c.spec.name, sidecar: c.kind === 'sidecar' })),
+      new Set(running.map((c) => c.spec.name)),
+      this.clock,
+    );
+    for (const c of running) this.event(rec, c, 'Normal', 'Killing', `Stopping container ${c.spec.name}`);
+    await Promise.all(
+      running.map(async (c) => {
+        await this.stopContainer(rec, c, graceSeconds, ordering);
+        ordering.containerTerminated(c.spec.name);
+      }),
+    );
   }
 
   /** Deletes every pod gracefully, then stops probing and the runtime. Nothing is left running. */
@@ -707,15 +715,17 @@ export class Kubelet {
   /**
    * `killContainer` after its `Killing` event: the container's `preStop` hook first, when it
    * has one and `graceSeconds` > 0, which uses up whole seconds of the grace
-   * (`executePreStopHook`); then the stop with what is left, at least 2 s
-   * (`minimumGracePeriodInSeconds`).
+   * (`executePreStopHook`); in a pod's termination, a sidecar then waits for its turn
+   * (`ordering`), which takes whole seconds off too; then the stop with what is left, at
+   * least 2 s (`minimumGracePeriodInSeconds`).
    */
-  private async stopContainer(rec: PodRecord, c: ContainerRecord, graceSeconds: number): Promise<void> {
+  private async stopContainer(rec: PodRecord, c: ContainerRecord, graceSeconds: number, ordering?: TerminationOrdering): Promise<void> {
     const cur = c.current;
     if (!cur || cur.state !== 'running') return;
     let grace = graceSeconds;
     const preStop = c.spec.lifecycle?.preStop;
     if (preStop && grace > 0) grace -= await this.executePreStopHook(rec, c, cur.id, preStop, grace);
+    if (ordering && grace > 0) grace -= Math.trunc(await ordering.waitForTurn(c.spec.name, grace));
     grace = Math.max(grace, MINIMUM_KILL_GRACE_SECONDS);
     try {
       await this.runtime.stopContainer(cur.id, grace * 1000);

@@ -140,6 +140,22 @@ describe('preStop (killContainer → executePreStopHook)', () => {
     expect(h.runtime.calls.filter((c) => c.startsWith('stop'))).toEqual(['stop app grace=16000']);
   });
 
+  it('a pod with a sidecar: every Killing and preStop at once; the sidecar stops after the app (terminationOrdering), with what is left', async () => {
+    const pod = podOf({}, 10);
+    pod.spec!.initContainers = [{ name: 'proxy', image: 'img', command: ['proxy'], restartPolicy: 'Always', lifecycle: { preStop: { sleep: { seconds: 3 } } } }];
+    const h = harness(pod);
+    h.runtime.behaviour.set('app', { onTerm: undefined }); // ignores SIGTERM: gone at the grace's end
+    await h.clock.advance(0);
+    const deleting = h.kubelet.deletePod('uid-web');
+    await h.clock.advance(15_000);
+    await deleting;
+    expect(h.ran).toEqual(['proxy sleep 3 at 0']);
+    const killing = h.kubelet.listEvents().filter((e) => e.reason === 'Killing').map((e) => `${e.message} ${(Date.parse(String(e.firstTimestamp)) - T0) / 1000}`);
+    expect(killing.sort()).toEqual(['Stopping container app 0', 'Stopping container proxy 0']);
+    // app: the whole 10 s; proxy: 10 − 3 (its hook) − 7 (its turn, when app was gone) → the 2 s floor.
+    expect(h.runtime.calls.filter((c) => c.startsWith('stop'))).toEqual(['stop app grace=10000', 'stop proxy grace=2000']);
+  });
+
   it('no hook when the grace is 0 (a forced deletion): the stop gets the 2 s floor at once', async () => {
     const h = harness(podOf({ lifecycle: { preStop: { sleep: { seconds: 4 } } } }, 20));
     await h.clock.advance(0);
