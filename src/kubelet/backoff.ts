@@ -6,7 +6,7 @@
  *
  * Which exit the gate measures from is the caller's part (`doBackOff`): the latest *exited*
  * instance in the status the sync read — for a container that sync kills for a probe, the
- * instance before the killed one (see `Kubelet.restartWithBackOff`).
+ * instance before the killed one (see `restartWithBackOff`, sync-pod.ts).
  *
  * Semantics kept from upstream, because they decide when users see restarts:
  * - no entry (first exit, or after a reset) → restart now, and the entry starts at `initial`;
@@ -48,9 +48,20 @@ export interface BackOffDecision {
   remainingMs: number;
 }
 
-interface Entry {
+/** One container's back-off state: the step in force and when it was last stepped. */
+export interface BackOffEntry {
   backoffMs: number;
   lastUpdateMs: number;
+}
+
+/**
+ * `IsInBackOffSince` on one entry: the exit at `finishedAtMs` is still inside the step in
+ * force at `nowMs`. Pure, so that computePodActions can tell the same verdict from a copy of
+ * the state as the gate gives on its own.
+ */
+export function isInBackOffSince(entry: BackOffEntry | undefined, finishedAtMs: number, nowMs: number): boolean {
+  if (entry === undefined || hasExpired(finishedAtMs, entry.lastUpdateMs)) return false;
+  return nowMs - finishedAtMs < entry.backoffMs;
 }
 
 /** Per-container back-off state for one kubelet. Keys come from `crashLoopBackOffKey`. */
@@ -58,7 +69,7 @@ export class CrashLoopBackOff {
   readonly initialMs: number;
   readonly maxMs: number;
   private readonly clock: Clock;
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, BackOffEntry>();
 
   constructor(options: CrashLoopBackOffOptions = {}) {
     this.clock = options.clock ?? realClock;
@@ -98,16 +109,14 @@ export class CrashLoopBackOff {
 
   /** `IsInBackOffSince`: the exit at `finishedAtMs` is still inside the current step. Pure. */
   isInBackOff(key: string, finishedAtMs: number): boolean {
-    const entry = this.entries.get(key);
-    if (entry === undefined || this.hasExpired(finishedAtMs, entry.lastUpdateMs)) return false;
-    return this.clock.now() - finishedAtMs < entry.backoffMs;
+    return isInBackOffSince(this.entries.get(key), finishedAtMs, this.clock.now());
   }
 
   /** `Next`: start the entry at the initial delay (new or expired) or double it up to the cap. */
   next(key: string, finishedAtMs: number): void {
     const entry = this.entries.get(key);
     const backoffMs =
-      entry === undefined || this.hasExpired(finishedAtMs, entry.lastUpdateMs)
+      entry === undefined || hasExpired(finishedAtMs, entry.lastUpdateMs)
         ? this.initialMs
         : Math.min(entry.backoffMs * 2, this.maxMs);
     this.entries.set(key, { backoffMs, lastUpdateMs: this.clock.now() });
@@ -116,6 +125,12 @@ export class CrashLoopBackOff {
   /** The current step for `key`, 0 without an entry. */
   get(key: string): number {
     return this.entries.get(key)?.backoffMs ?? 0;
+  }
+
+  /** A copy of `key`'s state (for computePodActions' input), undefined without an entry. */
+  entry(key: string): BackOffEntry | undefined {
+    const entry = this.entries.get(key);
+    return entry && { ...entry };
   }
 
   /** Forget `key` (upstream `Reset`/`DeleteEntry`). */
@@ -127,7 +142,7 @@ export class CrashLoopBackOff {
   gc(): void {
     const now = this.clock.now();
     for (const [key, entry] of this.entries) {
-      if (this.hasExpired(now, entry.lastUpdateMs)) this.entries.delete(key);
+      if (hasExpired(now, entry.lastUpdateMs)) this.entries.delete(key);
     }
   }
 
@@ -135,10 +150,11 @@ export class CrashLoopBackOff {
   size(): number {
     return this.entries.size;
   }
+}
 
-  private hasExpired(eventMs: number, lastUpdateMs: number): boolean {
-    return eventMs - lastUpdateMs > CRASH_LOOP_BACK_OFF.resetAfterMs;
-  }
+/** `HasExpiredFunc`: an event more than 600 s after the entry's last step starts it over. */
+function hasExpired(eventMs: number, lastUpdateMs: number): boolean {
+  return eventMs - lastUpdateMs > CRASH_LOOP_BACK_OFF.resetAfterMs;
 }
 
 /**
