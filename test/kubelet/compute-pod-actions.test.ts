@@ -317,11 +317,13 @@ describe('computePodActions is pure; podActions reads as it goes', () => {
     const p = pod('Always', [app], [side, setup]);
     const walk = podActions(input(p, [live, { spec: setup, kind: 'init' }, { spec: app, kind: 'regular' }]));
     expect(walk.next().value).toEqual({ type: 'start', container: 'side' });
-    // The start failed (no instance): the walk ends there.
+    // The start failed (no instance): after the sidecar's mark the walk ends.
+    expect(walk.next().value).toEqual({ type: 'sidecarSettled', container: 'side' });
     expect(walk.next()).toEqual({ done: true, value: undefined });
     const walk2 = podActions(input(p, [live, { spec: setup, kind: 'init' }, { spec: app, kind: 'regular' }]));
     walk2.next();
     live.current = running('x1');
+    expect(walk2.next().value).toEqual({ type: 'sidecarSettled', container: 'side' });
     expect(walk2.next().value).toEqual({ type: 'start', container: 'setup' });
   });
 });
