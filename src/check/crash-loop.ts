@@ -5,7 +5,7 @@
  * The back-off itself is the kubelet's own gate (`CrashLoopBackOff`, kubelet/backoff.ts),
  * driven here on a clock of its own, so its steps, cap and reset cannot drift from what `run`
  * and `simulate` do. What this file adds is `doBackOff`'s choice of exit, which lives in
- * `Kubelet.restartWithBackOff`: a sync that kills a container for a probe restarts it over the
+ * `restartWithBackOff` (kubelet/sync-pod.ts): a sync that kills a container for a probe restarts it over the
  * status read *before* the kill, so the gate measures from the exit before the killed instance
  * (none on the first kill: at once, no entry). A probe-killed container therefore restarts at
  * once for as long as one run outlasts the step (kubernetes#22240); the first kill that comes

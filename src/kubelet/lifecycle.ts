@@ -15,7 +15,7 @@
  * - `sleep`: waits `seconds` on the kubelet's clock.
  * - `tcpSocket` (kept in the API for old objects, never run): an error.
  *
- * When each hook runs and what its failure does is the kubelet's business (kubelet.ts:
+ * When each hook runs and what its failure does is the kubelet's business (container-actions.ts:
  * `startContainer`'s step 4, `killContainer`'s `executePreStopHook`). Where upstream cancels a
  * hook with the pod worker's context (the pod is being deleted), `signal` ends the wait here;
  * an exec already in the container ends with the container.
