@@ -29,7 +29,7 @@ const RELIST = 1;
 /** The pod worker's requeue after a back-off error, at most: 10 s × (1 + 0.5). */
 const REQUEUE = 15;
 /** Creating and starting a container on a containerd loaded by every scenario at once. */
-const RUNTIME = 3;
+export const RUNTIME = 3;
 
 export interface Scenario {
   name: string;
