@@ -1,7 +1,7 @@
 /**
  * The machine's load beside an oracle run, so that "late" is measured and not guessed: the
  * load average sampled through the run, and the real kubelet's own lateness read from its
- * metrics through the API server's node proxy (the PLEG's relist interval beyond its 1 s
+ * metrics on its own port (the PLEG's relist interval beyond its 1 s
  * period, and how long its pod workers' syncs took). And a load of our own, bounded in time,
  * for the "busy machine" runs: CPU spinners and a writer, each a child process that ends by
  * itself at its deadline even if this one dies.
@@ -84,10 +84,19 @@ const POD_WORKER = 'kubelet_pod_worker_duration_seconds';
 
 /** Reads the kubelet's metrics now and, when `finish` is called, says how late it ran since. Undefined when the node proxy does not answer. */
 export async function watchKubeletLateness(api: KubeApi, node: string): Promise<{ finish(): Promise<KubeletLateness | undefined> } | undefined> {
-  const path = `/api/v1/nodes/${node}/proxy/metrics`;
+  // The kubelet serves on 127.0.0.1 only (the API server's node proxy dials the node's address):
+  // read it there, with the admin certificate, which its client CA and webhook authorization accept.
+  let port: number | undefined;
+  try {
+    const n = await api.call<{ status?: { daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } } }>('GET', `/api/v1/nodes/${node}`);
+    port = n.body.status?.daemonEndpoints?.kubeletEndpoint?.Port;
+  } catch {
+    return undefined;
+  }
+  if (port === undefined) return undefined;
   const page = async (): Promise<string | undefined> => {
     try {
-      const r = await api.text(path);
+      const r = await api.text('/metrics', port);
       return r.status === 200 ? r.text : undefined;
     } catch {
       return undefined;
