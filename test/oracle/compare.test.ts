@@ -223,3 +223,24 @@ describe('compareRecords judging restarts by the rule', () => {
     expect(c.notes[0]).toContain("reach the spam filter's burst of 25");
   });
 });
+
+describe('compareRecords by rule: a first start or readiness not reached yet', () => {
+  const pod = { spec: { containers: [{ name: 'app' }] } };
+  const rules = { pod, slackSeconds: { kubelet: 3, probelet: 3 } };
+  it('a container not started yet on one side is late, not a difference; without rules it differs', () => {
+    const k: OracleRecord = { ...rec('kubelet', []), phase: 'Pending', duration: 20 };
+    const p: OracleRecord = { ...rec('probelet', [9]), duration: 20, containers: [{ name: 'app', starts: [9], exits: [], ready: [{ at: 9.5, ready: true }], waiting: [], restartCount: 0 }] };
+    expect(compareRecords(k, p, 6).differences.length).toBeGreaterThan(0);
+    const c = compareRecords(k, p, 6, [], { rules });
+    expect(c.differences).toEqual([]);
+    expect(c.notes.join('\n')).toContain('app: the kubelet late');
+  });
+  it('readiness reached on one side only is that side late', () => {
+    const ready = (r: boolean[]): OracleRecord['containers'][number] => ({ name: 'app', starts: [0], exits: [], ready: r.map((x, i) => ({ at: i + 1, ready: x })), waiting: [], restartCount: 0 });
+    const k: OracleRecord = { ...rec('kubelet', [0]), containers: [ready([])] };
+    const p: OracleRecord = { ...rec('probelet', [0]), containers: [ready([true])] };
+    const c = compareRecords(k, p, 2, [], { rules });
+    expect(c.differences).toEqual([]);
+    expect(c.notes.join('\n')).toContain('app readiness: [] on the kubelet, [true] on probelet: the kubelet late');
+  });
+});

@@ -104,9 +104,9 @@ function compareContainer(a: ContainerRecord, b: ContainerRecord, end: number, t
   const verdict = rules?.containers.get(n);
   // Restarts the rule judged on each side's own times: their times are its business; when the
   // branches differ or a side is late, so are the states that follow (readiness, waiting).
-  const ruled = verdict !== undefined && (a.starts.length > 1 || b.starts.length > 1 || a.exits.length > 0 || b.exits.length > 0);
-  if (!ruled) compareTimes(`${n} starts`, a.starts, b.starts, end, tol, out);
   const apart = verdict === 'late' || verdict === 'explained';
+  const ruled = verdict !== undefined && (apart || a.starts.length > 1 || b.starts.length > 1 || a.exits.length > 0 || b.exits.length > 0);
+  if (!ruled) compareTimes(`${n} starts`, a.starts, b.starts, end, tol, out);
   const common = Math.min(a.exits.length, b.exits.length);
   const exitsA = a.exits.filter((e) => (apart ? a.exits.indexOf(e) < common : e.at < end - tol || b.exits.length > a.exits.indexOf(e)));
   const exitsB = b.exits.filter((e) => (apart ? b.exits.indexOf(e) < common : e.at < end - tol || a.exits.length > b.exits.indexOf(e)));
@@ -126,8 +126,12 @@ function compareContainer(a: ContainerRecord, b: ContainerRecord, end: number, t
   const ra = readyA.map((r) => r.ready);
   const rb = readyB.map((r) => r.ready);
   const [ta, tb] = trimTail(readyA.map((r) => r.at), readyB.map((r) => r.at), end, tol);
-  if (ra.slice(0, ta.length).join() !== rb.slice(0, tb.length).join()) {
-    out.push(`${n} readiness: [${ra.join(' ')}] on the kubelet, [${rb.join(' ')}] on probelet`);
+  const [sa, sb] = [ra.slice(0, ta.length).join(), rb.slice(0, tb.length).join()];
+  if (sa !== sb) {
+    // Judged by rule, one side's readiness a prefix of the other's is that side not there yet.
+    const prefix = sa === '' || sb === '' || sa.startsWith(`${sb},`) || sb.startsWith(`${sa},`);
+    if (rules !== undefined && prefix) rules.notes.push(`${n} readiness: [${ra.join(' ')}] on the kubelet, [${rb.join(' ')}] on probelet: ${sa.length < sb.length ? 'the kubelet' : 'probelet'} late`);
+    else out.push(`${n} readiness: [${ra.join(' ')}] on the kubelet, [${rb.join(' ')}] on probelet`);
   } else if (!ruled) {
     compareTimes(`${n} readiness changes`, ta, tb, end, tol, out);
   }

@@ -39,12 +39,13 @@ export interface RuleJudgement {
 }
 
 /**
- * A container's course on one side, step by step: each end of an instance (`ended`), then the
+ * A container's course on one side, step by step: its first start, each end of an instance (`ended`), then the
  * branch its restart took; a restart not yet due or not judged (its exit unseen) ends nothing.
  */
 function course(check: RestartRuleCheck, timeline: ContainerTimeline): { word: string; step?: RuleStep; endedAtMs?: number }[] {
   const out: { word: string; step?: RuleStep; endedAtMs?: number }[] = [];
   timeline.instances.forEach((inst, i) => {
+    if (i === 0) out.push({ word: 'started', endedAtMs: inst.startedAtMs });
     if (inst.finishedAtMs !== undefined) out.push({ word: 'ended', endedAtMs: inst.finishedAtMs });
     const restart = check.steps.find((s) => s.instance === i && s.kind === 'restart');
     if (restart !== undefined && restart.branch !== 'restart-pending' && restart.branch !== 'restart-unseen') out.push({ word: restart.branch, step: restart });
@@ -83,7 +84,7 @@ export function judgeByRule(kubelet: OracleRecord, probelet: OracleRecord, optio
       const at = missing?.endedAtMs ?? missing?.step?.atMs;
       out.containers.set(kc.name, 'late');
       out.notes.push(
-        `${kc.name}: ${slower} late — ${Math.abs(kb.length - pb.length)} step(s) behind at the end (${sec(end)}); ${faster}'s next one (${missing?.word === 'ended' ? 'an instance ending' : (missing?.word ?? '?')}) came at ${sec(at)}`,
+        `${kc.name}: ${slower} late — ${Math.abs(kb.length - pb.length)} step(s) behind at the end (${sec(end)}); ${faster}'s next one (${missing?.word === 'ended' ? 'an instance ending' : missing?.word === 'started' ? 'its first start' : (missing?.word ?? '?')}) came at ${sec(at)}`,
       );
     } else {
       out.containers.set(kc.name, 'same');

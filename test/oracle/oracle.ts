@@ -133,7 +133,9 @@ function outcome(scenario: Scenario, k: OracleRecord | Error, p: OracleRecord | 
     slackSeconds: { kubelet: slack(options.lateness?.kubeletSeconds), probelet: slack(options.lateness?.probeletSeconds) },
     failsFromStart: scenario.failsLater !== true,
   };
-  const comparison = compareRecords(k, p, scenario.tolerance, EVENT_ALIASES, { ...(options.conditions === undefined ? {} : { conditions: options.conditions }), rules });
+  // The measured lateness widens the times' tolerance too: "late" is measured, not guessed.
+  const tolerance = scenario.tolerance + Math.ceil(options.lateness?.kubeletSeconds ?? 0);
+  const comparison = compareRecords(k, p, tolerance, EVENT_ALIASES, { ...(options.conditions === undefined ? {} : { conditions: options.conditions }), rules });
   const unlisted = comparison.differences.filter((d) => knownDifference(scenario.name, d) === undefined);
   return { scenario, kubelet: k, probelet: p, comparison, unlisted };
 }
