@@ -21,6 +21,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import yaml from 'js-yaml';
+import { takeClusterLock } from '../cluster/lock.mjs';
 import { monotonicUs } from './lib/measure.mjs';
 import { KUBELET_USAGE, jsonLine, kubeletReport, latenessOf, parseKubeletOptions, round } from './lib/kubelet-report.mjs';
 
@@ -444,6 +445,13 @@ async function main() {
   const cluster = findCluster();
   if ('why' in cluster) {
     process.stderr.write(`bench: --scenario kubelet needs the local cluster's real kubelet: ${cluster.why}\n`);
+    return 1;
+  }
+  // The oracle's pods (or a second bench's) on the node would be in the kubelet's figures.
+  try {
+    await takeClusterLock('bench --scenario kubelet');
+  } catch (err) {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
   const config = new KubeConfig();

@@ -27,15 +27,37 @@ COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet)
 
 log() { echo "cluster-$(basename "$0" .sh): $*" >&2; }
 
-# The pid of our component NAME when it is alive (not a zombie, command line naming $D).
+# A process's start time (clock ticks since boot, /proc/PID/stat field 22): with its pid, an
+# identity that holds from the fork on — unlike its command line, which is the forking shell's
+# until it has exec'd, and unlike the pid alone, which the kernel reuses.
+proc_starttime() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }"   # after the command name, which may hold spaces
+  set -- $stat
+  [ "$1" != Z ] || return 1
+  echo "${20}"
+}
+
+# The pid of our component NAME when it is alive (not a zombie): the pid file holds "PID
+# STARTTIME" written at the fork; an older file holding only a pid is checked by its command
+# line naming $D (that is only sure once the process has exec'd).
 component_pid() {
-  local f="$D/run/$1.pid" pid
+  local f="$D/run/$1.pid" pid start now
   [ -f "$f" ] || return 1
-  pid="$(cat "$f")"
-  [ -r "/proc/$pid/stat" ] && [ "$(awk '{print $3}' "/proc/$pid/stat")" != Z ] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$D/" || return 1
+  read -r pid start <"$f" || [ -n "${pid:-}" ] || return 1
+  now="$(proc_starttime "$pid")" || return 1
+  if [ -n "${start:-}" ]; then
+    [ "$now" = "$start" ] || return 1
+  else
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$D/" || return 1
+  fi
   echo "$pid"
 }
+
+# The lock on the machine's one cluster state dir, held by cluster:up, the oracle and the
+# kubelet bench (cluster/lock.sh): beside $D, so it exists before $D does.
+LOCK="$D.lock"
 
 # apiserver_args PORT CERT_DIR: the kube-apiserver flags of this cluster, serving on 127.0.0.1:PORT
 # (certificates, keys and etcd under $D, as up.sh makes them), in the array APISERVER_ARGS. One

@@ -15,7 +15,33 @@ for tool in openssl ss curl unshare; do
 done
 command -v go >/dev/null || { log "Go is missing: install Go >= 1.25 (https://go.dev/doc/install) and put it on PATH; cluster/build.sh builds the components with it"; exit 1; }
 
+# One cluster:up, oracle or kubelet bench at a time on this machine's state dir.
+exec 8< <(bash "$ROOT/cluster/lock.sh" cluster:up $$)
+read -r answer <&8 || answer="no answer from cluster/lock.sh"
+[ "$answer" = ok ] || { log "refused: the cluster state dir is $answer"; exit 1; }
+
 mkdir -p "$D"/{pki,run,logs,etcd,kubelet,pod-logs,sysctl}
+
+# On any failure, stop what this run started (components, and the kubelet's containerd if it
+# was not up before), so a failed cluster:up leaves nothing running.
+started=()
+cri_started=false
+cleanup_on_failure() {
+  local rc=$? name pid
+  [ "$rc" = 0 ] && return
+  for name in $(printf '%s\n' "${started[@]}" | tac); do
+    pid="$(component_pid "$name")" || continue
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+    for _ in $(seq 1 50); do component_pid "$name" >/dev/null || break; sleep 0.1; done
+    component_pid "$name" >/dev/null && kill -KILL -- "-$pid" 2>/dev/null
+    rm -f "$D/run/$name.pid"
+    log "stopped $name (pid $pid): this cluster:up failed"
+  done
+  if $cri_started; then
+    PROBELET_CRI_DIR="$CRI_DIR" bash "$ROOT/scripts/cri-down.sh" --name "$CRI_NAME" >&2 || log "cri-down of instance $CRI_NAME failed"
+  fi
+}
+trap cleanup_on_failure EXIT
 
 # 1. Binaries (cached by go.sum: a second cluster:up does not rebuild).
 start=$SECONDS
@@ -25,6 +51,7 @@ echo "$BIN" >"$D/bin-dir"
 log "binaries: $BIN ($((SECONDS - start)) s)"
 
 # 2. The kubelet's containerd.
+[ -S "$CRI_SOCK" ] || cri_started=true
 CRI_ENDPOINT="$(PROBELET_CRI_DIR="$CRI_DIR" bash "$ROOT/scripts/cri-up.sh" --name "$CRI_NAME" | tail -1)"
 
 # 3. Certificates and keys (once; kept across cluster:up runs until cluster:down).
@@ -85,7 +112,6 @@ kubeconfig "$AGENT_NODE_NAME" "node-$AGENT_NODE_NAME"
 
 # 4. Processes. start NAME PORT... -- COMMAND...: unless ours runs, check its ports and start
 # it detached (setsid: it outlives `npm run`), logging to $D/logs/NAME.log.
-started=()
 start_component() {
   local name=$1; shift
   local ports=()
@@ -99,7 +125,10 @@ start_component() {
     fi
   done
   setsid "$@" >"$D/logs/$name.log" 2>&1 </dev/null &
-  echo $! >"$D/run/$name.pid"
+  local child=$! start
+  # The child's identity from the fork on (component_pid): its start time, not its command line.
+  start="$(proc_starttime "$child")" || { log "$name exited at once; the last lines of $D/logs/$name.log:"; tail -20 "$D/logs/$name.log" >&2; exit 1; }
+  echo "$child $start" >"$D/run/$name.pid"
   started+=("$name")
 }
 # wait_for NAME SECONDS TEST...: until TEST succeeds; if NAME dies or time runs out, its log's tail.

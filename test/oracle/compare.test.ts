@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import { compareRecords } from './compare.js';
 import { KNOWN_DIFFERENCES } from './known-differences.js';
+import { readGolden } from './oracle.js';
+import { SCENARIOS } from './scenarios.js';
 import { conditionRecords, containerRecords, eventRecords, firstStartMs, maskNamespace, type OracleRecord } from './record.js';
 
 function rec(agent: OracleRecord['agent'], starts: number[], events: OracleRecord['events'] = []): OracleRecord {
@@ -164,5 +166,81 @@ describe('known differences', () => {
     const headings = [...doc.matchAll(/^### (.+)$/gm)].map((m) => m[1] ?? '');
     const missing = KNOWN_DIFFERENCES.filter((k) => !headings.some((h) => h.startsWith(k.doc))).map((k) => k.doc);
     expect(missing).toEqual([]);
+  });
+});
+
+describe('compareRecords judging restarts by the rule', () => {
+  const scenario = SCENARIOS.find((s) => s.name === 'exec-liveness-slow-app');
+  const golden = readGolden('exec-liveness-slow-app');
+  const rules = (failsFromStart = true) => ({ pod: scenario?.pod(0) ?? { spec: { containers: [] } }, slackSeconds: { kubelet: 3, probelet: 3 }, failsFromStart });
+  const withApp = (r: OracleRecord, app: Partial<OracleRecord['containers'][number]>, more: Partial<OracleRecord> = {}): OracleRecord => ({
+    ...r,
+    agent: 'probelet',
+    containers: r.containers.map((c) => (c.name === 'app' ? { ...c, ...app } : c)),
+    ...more,
+  });
+
+  it('two agents whose 6th restart took different branches, each by its own times, are the same (the issue 27 draw)', () => {
+    expect(golden).toBeDefined();
+    if (golden === undefined) return;
+    // probelet: restart 5 at 203 s (a later requeue draw), so kill 6 at 232 s is 80 s after the exit at 152 s: at once.
+    const p = withApp(golden, {
+      starts: [0, 33, 62, 92, 122, 203, 233],
+      exits: [32, 62, 92, 122, 152, 232].map((at) => ({ at, reason: 'Error', exitCode: 137 })),
+    });
+    const c = compareRecords(golden, p, scenario?.tolerance ?? 0, [], { rules: rules() });
+    expect(c.differences).toEqual([]);
+    expect(c.notes.join('\n')).toContain('took different branches, each by its own times');
+  });
+
+  it('the old back-off from the killed instance on one side is a difference naming the rule', () => {
+    if (golden === undefined) return;
+    const p = withApp(golden, {
+      starts: [0, 33, 74, 126, 198],
+      exits: [32, 62, 104, 156].map((at) => ({ at, reason: 'Error', exitCode: 137 })),
+    });
+    const c = compareRecords(golden, p, scenario?.tolerance ?? 0, [], { rules: rules() });
+    expect(c.differences.some((d) => d.startsWith('probelet breaks the restart rule: app restarted after a back-off'))).toBe(true);
+  });
+
+  it('a side still short of the next restart at the end is late, with its figure; its phase and waiting reason follow', () => {
+    if (golden === undefined) return;
+    // The kubelet (loaded) has not reached its 5th kill by the end; probelet has, and backs off.
+    const k = withApp(golden, { starts: [0, 33, 62, 92, 122], exits: [32, 62, 92, 122].map((at) => ({ at, reason: 'Error', exitCode: 137 })), waiting: ['ContainerCreating'] }, { agent: 'kubelet', duration: 160 });
+    const p = withApp(golden, { starts: [0, 33, 62, 92, 122], exits: [32, 62, 92, 122, 152].map((at) => ({ at, reason: 'Error', exitCode: 137 })) }, { duration: 160, phase: 'Running' });
+    const c = compareRecords(k, p, 5, [], { rules: rules() });
+    expect(c.differences.filter((d) => !d.startsWith('event'))).toEqual([]);
+    expect(c.notes.join('\n')).toContain('app: the kubelet late — 1 step(s) behind at the end');
+  });
+
+  it('event counts the spam filter may have clipped are not compared', () => {
+    const many = (count: number) => [{ object: 'spec.containers{app}', reason: 'Unhealthy', type: 'Warning', message: 'Liveness probe failed: ', count, first: 1, last: 50 }];
+    const k = { ...rec('kubelet', [0]), events: many(30) };
+    const p = { ...rec('probelet', [0]), events: many(26) };
+    expect(compareRecords(k, p, 2).differences).toEqual(['event count of spec.containers{app} Warning Unhealthy: Liveness probe failed: : 30 on the kubelet, 26 on probelet']);
+    const c = compareRecords(k, p, 2, [], { rules: { pod: { spec: { containers: [{ name: 'app' }] } }, slackSeconds: { kubelet: 3, probelet: 3 } } });
+    expect(c.differences).toEqual([]);
+    expect(c.notes[0]).toContain("reach the spam filter's burst of 25");
+  });
+});
+
+describe('compareRecords by rule: a first start or readiness not reached yet', () => {
+  const pod = { spec: { containers: [{ name: 'app' }] } };
+  const rules = { pod, slackSeconds: { kubelet: 3, probelet: 3 } };
+  it('a container not started yet on one side is late, not a difference; without rules it differs', () => {
+    const k: OracleRecord = { ...rec('kubelet', []), phase: 'Pending', duration: 20 };
+    const p: OracleRecord = { ...rec('probelet', [9]), duration: 20, containers: [{ name: 'app', starts: [9], exits: [], ready: [{ at: 9.5, ready: true }], waiting: [], restartCount: 0 }] };
+    expect(compareRecords(k, p, 6).differences.length).toBeGreaterThan(0);
+    const c = compareRecords(k, p, 6, [], { rules });
+    expect(c.differences).toEqual([]);
+    expect(c.notes.join('\n')).toContain('app: the kubelet late');
+  });
+  it('readiness reached on one side only is that side late', () => {
+    const ready = (r: boolean[]): OracleRecord['containers'][number] => ({ name: 'app', starts: [0], exits: [], ready: r.map((x, i) => ({ at: i + 1, ready: x })), waiting: [], restartCount: 0 });
+    const k: OracleRecord = { ...rec('kubelet', [0]), containers: [ready([])] };
+    const p: OracleRecord = { ...rec('probelet', [0]), containers: [ready([true])] };
+    const c = compareRecords(k, p, 2, [], { rules });
+    expect(c.differences).toEqual([]);
+    expect(c.notes.join('\n')).toContain('app readiness: [] on the kubelet, [true] on probelet: the kubelet late');
   });
 });

@@ -8,12 +8,28 @@
  * happens within one tolerance of the end may be on one side only (the records are taken at
  * the same age, not the same instant) and is not a difference.
  */
+import { judgeByRule, type RuleJudgement, type RuleOptions } from './judge-rules.js';
 import type { ConditionRecord, ContainerRecord, EventRecord, OracleRecord, ProbeRequestRecord } from './record.js';
 
 export interface Comparison {
   same: boolean;
   differences: string[];
+  /** What the rule explains instead of calling it a difference (a side late, branches apart by their own times, counts clipped). */
+  notes: string[];
   table: string;
+}
+
+/** Events that follow a container's restarts: their counts and times are the restarts'. */
+const RESTART_EVENTS = new Set(['Pulled', 'Created', 'Started', 'Killing', 'BackOff', 'Unhealthy']);
+/** Events one side may lack when its restarts are behind or took another branch. */
+const BRANCH_EVENTS = new Set(['Killing', 'BackOff']);
+const containerOf = (e: EventRecord): string | undefined => /\{([\w-]+)\}$/.exec(e.object)?.[1];
+
+/** Whether the rule judged this event's container apart (late or another branch): its restart-linked counts are the rule's business. */
+function ruledApart(rules: RuleJudgement | undefined, e: EventRecord): boolean {
+  const c = containerOf(e);
+  const verdict = c === undefined ? undefined : rules?.containers.get(c);
+  return verdict === 'late' || verdict === 'explained';
 }
 
 function intervals(times: number[]): number[] {
@@ -41,10 +57,12 @@ function compareTimes(what: string, a: number[], b: number[], end: number, tol: 
 
 const eventKey = (e: EventRecord) => `${e.object === '' ? '' : `${e.object} `}${e.type} ${e.reason}: ${e.message}`;
 
-function compareEvents(a: EventRecord[], b: EventRecord[], end: number, tol: number, out: string[]): void {
+function compareEvents(a: EventRecord[], b: EventRecord[], end: number, tol: number, out: string[], rules?: RuleJudgement): void {
   const late = (e: EventRecord) => e.first >= end - tol;
-  const ka = a.filter((e) => !late(e) || b.some((x) => eventKey(x) === eventKey(e)));
-  const kb = b.filter((e) => !late(e) || a.some((x) => eventKey(x) === eventKey(e)));
+  // A Killing or BackOff one side has not reached (late) or not taken (another branch) is the rule's.
+  const branchOnly = (e: EventRecord) => BRANCH_EVENTS.has(e.reason) && ruledApart(rules, e);
+  const ka = a.filter((e) => (!late(e) && !branchOnly(e)) || b.some((x) => eventKey(x) === eventKey(e)));
+  const kb = b.filter((e) => (!late(e) && !branchOnly(e)) || a.some((x) => eventKey(x) === eventKey(e)));
   const onlyA = ka.filter((e) => !kb.some((x) => eventKey(x) === eventKey(e)));
   const onlyB = kb.filter((e) => !ka.some((x) => eventKey(x) === eventKey(e)));
   for (const e of onlyA) out.push(`event only on the kubelet: ${eventKey(e)} (×${e.count})`);
@@ -73,19 +91,29 @@ function compareEvents(a: EventRecord[], b: EventRecord[], end: number, tol: num
     // tolerance-wide window of drift beyond that is what the times above already judge.
     // One more or less is a phase shift within the tolerance (a probe period); more than one is not.
     const slack = e.last >= end - tol || x.last >= end - tol ? 2 : 1;
-    if (Math.abs(e.count - x.count) > slack) out.push(`event count of ${eventKey(e)}: ${e.count} on the kubelet, ${x.count} on probelet`);
-    if (e.first >= 0 && x.first >= 0 && Math.abs(e.first - x.first) > tol) out.push(`first ${e.reason} at ${e.first} s on the kubelet, ${x.first} s on probelet (tolerance ${tol} s)`);
+    // Counts the spam filter clipped, or that follow restarts the rule judged apart, are not compared.
+    const ruled = RESTART_EVENTS.has(e.reason) && ruledApart(rules, e);
+    const clipped = rules?.clippedTypes.has(e.type) === true;
+    if (!ruled && !clipped && Math.abs(e.count - x.count) > slack) out.push(`event count of ${eventKey(e)}: ${e.count} on the kubelet, ${x.count} on probelet`);
+    if (!ruled && e.first >= 0 && x.first >= 0 && Math.abs(e.first - x.first) > tol) out.push(`first ${e.reason} at ${e.first} s on the kubelet, ${x.first} s on probelet (tolerance ${tol} s)`);
   }
 }
 
-function compareContainer(a: ContainerRecord, b: ContainerRecord, end: number, tol: number, out: string[]): void {
+function compareContainer(a: ContainerRecord, b: ContainerRecord, end: number, tol: number, out: string[], rules?: RuleJudgement): void {
   const n = a.name;
-  compareTimes(`${n} starts`, a.starts, b.starts, end, tol, out);
-  const exitsA = a.exits.filter((e) => e.at < end - tol || b.exits.length > a.exits.indexOf(e));
-  const exitsB = b.exits.filter((e) => e.at < end - tol || a.exits.length > b.exits.indexOf(e));
+  const verdict = rules?.containers.get(n);
+  // Restarts the rule judged on each side's own times: their times are its business; when the
+  // branches differ or a side is late, so are the states that follow (readiness, waiting).
+  const apart = verdict === 'late' || verdict === 'explained';
+  const ruled = verdict !== undefined && (apart || a.starts.length > 1 || b.starts.length > 1 || a.exits.length > 0 || b.exits.length > 0);
+  if (!ruled) compareTimes(`${n} starts`, a.starts, b.starts, end, tol, out);
+  const common = Math.min(a.exits.length, b.exits.length);
+  const exitsA = a.exits.filter((e) => (apart ? a.exits.indexOf(e) < common : e.at < end - tol || b.exits.length > a.exits.indexOf(e)));
+  const exitsB = b.exits.filter((e) => (apart ? b.exits.indexOf(e) < common : e.at < end - tol || a.exits.length > b.exits.indexOf(e)));
   const fa = exitsA.map((e) => `${e.reason}/${e.exitCode}`).join(' ');
   const fb = exitsB.map((e) => `${e.reason}/${e.exitCode}`).join(' ');
   if (fa !== fb) out.push(`${n} exits: [${fa}] on the kubelet, [${fb}] on probelet`);
+  if (apart) return;
   // Changes from the first start on: before it, the watch only saw the pod being set up. A
   // container is not ready before it starts, so a first `false` after the start (the first
   // status written after it, on one agent; before it, on the other) is no change.
@@ -98,9 +126,13 @@ function compareContainer(a: ContainerRecord, b: ContainerRecord, end: number, t
   const ra = readyA.map((r) => r.ready);
   const rb = readyB.map((r) => r.ready);
   const [ta, tb] = trimTail(readyA.map((r) => r.at), readyB.map((r) => r.at), end, tol);
-  if (ra.slice(0, ta.length).join() !== rb.slice(0, tb.length).join()) {
-    out.push(`${n} readiness: [${ra.join(' ')}] on the kubelet, [${rb.join(' ')}] on probelet`);
-  } else {
+  const [sa, sb] = [ra.slice(0, ta.length).join(), rb.slice(0, tb.length).join()];
+  if (sa !== sb) {
+    // Judged by rule, one side's readiness a prefix of the other's is that side not there yet.
+    const prefix = sa === '' || sb === '' || sa.startsWith(`${sb},`) || sb.startsWith(`${sa},`);
+    if (rules !== undefined && prefix) rules.notes.push(`${n} readiness: [${ra.join(' ')}] on the kubelet, [${rb.join(' ')}] on probelet: ${sa.length < sb.length ? 'the kubelet' : 'probelet'} late`);
+    else out.push(`${n} readiness: [${ra.join(' ')}] on the kubelet, [${rb.join(' ')}] on probelet`);
+  } else if (!ruled) {
     compareTimes(`${n} readiness changes`, ta, tb, end, tol, out);
   }
   const wa = a.waiting.filter((w) => w !== 'ContainerCreating' && w !== 'PodInitializing');
@@ -183,19 +215,32 @@ function applyAliases(events: EventRecord[], aliases: EventAlias[], out: string[
  * side-by-side.test.ts) does; the oracle against `probelet run -o json` does not yet (the
  * conditions of run's pods have not been checked against the kubelet's there).
  */
-export function compareRecords(kubelet: OracleRecord, probelet: OracleRecord, tolerance: number, aliases: EventAlias[] = [], options: { conditions?: boolean } = {}): Comparison {
+export function compareRecords(
+  kubelet: OracleRecord,
+  probelet: OracleRecord,
+  tolerance: number,
+  aliases: EventAlias[] = [],
+  options: { conditions?: boolean; rules?: RuleOptions } = {},
+): Comparison {
   const out: string[] = [];
+  const rules = options.rules === undefined ? undefined : judgeByRule(kubelet, probelet, options.rules);
+  out.push(...(rules?.differences ?? []));
   const end = Math.min(kubelet.duration, probelet.duration);
-  compareEvents(kubelet.events, applyAliases(probelet.events, aliases, out), end, tolerance, out);
+  compareEvents(kubelet.events, applyAliases(probelet.events, aliases, out), end, tolerance, out, rules);
   for (const c of kubelet.containers) {
     const other = probelet.containers.find((x) => x.name === c.name);
     if (other === undefined) out.push(`container ${c.name} has no status on probelet`);
-    else compareContainer(c, other, end, tolerance, out);
+    else compareContainer(c, other, end, tolerance, out, rules);
   }
   if (options.conditions === true && kubelet.conditions !== undefined && probelet.conditions !== undefined) compareConditions(kubelet.conditions, probelet.conditions, end, tolerance, out);
   compareRequests(kubelet.requests, probelet.requests, out);
-  if (kubelet.phase !== probelet.phase) out.push(`pod phase ${kubelet.phase} on the kubelet, ${probelet.phase} on probelet`);
-  return { same: out.length === 0, differences: out, table: sideBySide(kubelet, probelet) };
+  const notes = [...(rules?.notes ?? [])];
+  if (kubelet.phase !== probelet.phase) {
+    const apart = [...(rules?.containers.values() ?? [])].some((v) => v === 'late' || v === 'explained');
+    if (apart) notes.push(`pod phase ${kubelet.phase} on the kubelet, ${probelet.phase} on probelet: follows the restarts above`);
+    else out.push(`pod phase ${kubelet.phase} on the kubelet, ${probelet.phase} on probelet`);
+  }
+  return { same: out.length === 0, differences: out, notes, table: sideBySide(kubelet, probelet) };
 }
 
 function lines(r: OracleRecord): string[] {

@@ -10,6 +10,8 @@ import { load } from 'js-yaml';
 
 export interface KubeApi {
   call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  /** A GET whose answer is text; `port`: another server on the same host with the same client certificate (the kubelet's). */
+  text(path: string, port?: number): Promise<{ status: number; text: string }>;
   /** Streams a watch's objects to `onEvent` until the returned stop is called. */
   watch<T>(path: string, onEvent: (type: string, object: T) => void): () => void;
 }
@@ -30,32 +32,31 @@ export function kubeApi(kubeconfigPath: string): KubeApi {
     cert: readFileSync(user['client-certificate']),
     key: readFileSync(user['client-key']),
   };
-  const options = (method: string, path: string): RequestOptions => ({
+  const options = (method: string, path: string, port: string | number = server.port): RequestOptions => ({
     method,
     host: server.hostname,
-    port: server.port,
+    port,
     path,
     ...tls,
     headers: { accept: 'application/json', 'content-type': 'application/json' },
   });
+  const send = (method: string, path: string, body?: unknown, port?: number): Promise<{ status: number; text: string }> =>
+    new Promise((resolve, reject) => {
+      const req = request(options(method, path, port), (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
   return {
-    call: (method, path, body) =>
-      new Promise((resolve, reject) => {
-        const req = request(options(method, path), (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => {
-            try {
-              resolve({ status: res.statusCode ?? 0, body: (text === '' ? {} : JSON.parse(text)) as never });
-            } catch (err) {
-              reject(err instanceof Error ? err : new Error(String(err)));
-            }
-          });
-        });
-        req.on('error', reject);
-        req.end(body === undefined ? undefined : JSON.stringify(body));
-      }),
+    call: async (method, path, body) => {
+      const { status, text } = await send(method, path, body);
+      return { status, body: (text === '' ? {} : JSON.parse(text)) as never };
+    },
+    text: (path, port) => send('GET', path, undefined, port),
     watch: (path, onEvent) => {
       const req = request(options('GET', path), (res) => {
         let buffer = '';

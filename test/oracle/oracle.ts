@@ -11,14 +11,21 @@ import { packageVersion } from '../../src/cli/version.js';
 import { runOnKubelet, runOnNode, runOnProbelet, type Prepared } from './agents.js';
 import { compareRecords, type Comparison } from './compare.js';
 import { kubeApi } from './kube-api.js';
+import { type KubeletLateness, type LoadSample, sampleLoad, watchKubeletLateness } from './load.js';
 import { startProbeServer } from './probe-server.js';
 import { maskNamespace, type OracleRecord } from './record.js';
-import type { Scenario } from './scenarios.js';
+import { RUNTIME, type Scenario } from './scenarios.js';
 import { EVENT_ALIASES, knownDifference } from './known-differences.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const GOLDEN_DIR = fileURLToPath(new URL('./golden/', import.meta.url));
 export const KUBELET_NODE = process.env.PROBELET_CLUSTER_NODE ?? 'probelet-kubelet';
+
+/** How late each agent's syncs ran during the run (seconds), measured: extra slack for the rule. */
+export interface Lateness {
+  kubeletSeconds?: number;
+  probeletSeconds?: number;
+}
 
 export interface ScenarioOutcome {
   scenario: Scenario;
@@ -64,16 +71,35 @@ async function prepare(scenarios: Scenario[]): Promise<Prepared[]> {
  * golden files (no cluster needed, only containerd for probelet).
  */
 export async function runOracle(options: { scenarios: Scenario[]; criEndpoint: string; kubeconfig?: string; record?: boolean }): Promise<ScenarioOutcome[]> {
+  return (await runOracleMeasured(options)).outcomes;
+}
+
+/** One oracle run with the machine's load and the kubelet's own lateness beside it. */
+export interface MeasuredRun {
+  outcomes: ScenarioOutcome[];
+  load: LoadSample;
+  /** Undefined without a cluster, or when the kubelet's metrics could not be read. */
+  kubelet?: KubeletLateness;
+}
+
+/**
+ * {@link runOracle}, measuring the load average through the run and the real kubelet's
+ * lateness (its metrics), which widens the slack the rule gives both sides (they run on the
+ * same machine at once, so the kubelet's lateness stands for probelet's too).
+ */
+export async function runOracleMeasured(options: { scenarios: Scenario[]; criEndpoint: string; kubeconfig?: string; record?: boolean }): Promise<MeasuredRun> {
   const forKubelet = options.kubeconfig === undefined ? [] : await prepare(options.scenarios);
   const forProbelet = await prepare(options.scenarios);
+  const load = sampleLoad();
+  const api = options.kubeconfig === undefined ? undefined : kubeApi(options.kubeconfig);
+  const metrics = api === undefined ? undefined : await watchKubeletLateness(api, KUBELET_NODE);
   try {
-    const kubeletSide =
-      options.kubeconfig === undefined
-        ? undefined
-        : runOnKubelet(kubeApi(options.kubeconfig), KUBELET_NODE, forKubelet);
+    const kubeletSide = api === undefined ? undefined : runOnKubelet(api, KUBELET_NODE, forKubelet);
     const probeletSide = runOnProbelet(options.criEndpoint, `probelet ${packageVersion()}`, forProbelet);
     const [kubelet, probelet] = await Promise.all([kubeletSide, probeletSide]);
-    return options.scenarios.map((scenario) => {
+    const kubeletLateness = await metrics?.finish();
+    const lateness: Lateness = kubeletLateness === undefined ? {} : { kubeletSeconds: kubeletLateness.seconds, probeletSeconds: kubeletLateness.seconds };
+    const outcomes = options.scenarios.map((scenario) => {
       const k: OracleRecord | Error =
         kubelet?.records.get(scenario.name) ?? readGolden(scenario.name) ?? new Error(`no golden file ${goldenPath(scenario.name)}`);
       const p = probelet.get(scenario.name) ?? new Error('no record');
@@ -81,9 +107,11 @@ export async function runOracle(options: { scenarios: Scenario[]; criEndpoint: s
         mkdirSync(GOLDEN_DIR, { recursive: true });
         writeFileSync(goldenPath(scenario.name), `${JSON.stringify(k, null, 1)}\n`);
       }
-      return outcome(scenario, k, p);
+      return outcome(scenario, k, p, { lateness });
     });
+    return { outcomes, load: load.stop(), ...(kubeletLateness === undefined ? {} : { kubelet: kubeletLateness }) };
   } finally {
+    load.stop();
     await Promise.all([...forKubelet, ...forProbelet].map((p) => p.server?.close()));
   }
 }
@@ -92,12 +120,22 @@ export async function runOracle(options: { scenarios: Scenario[]; criEndpoint: s
  * One scenario's comparison and the differences known-differences.ts does not list.
  * `conditions`: compare the pod conditions too (both records through the API).
  */
-function outcome(scenario: Scenario, k: OracleRecord | Error, p: OracleRecord | Error, options: { conditions?: boolean } = {}): ScenarioOutcome {
+function outcome(scenario: Scenario, k: OracleRecord | Error, p: OracleRecord | Error, options: { conditions?: boolean; lateness?: Lateness } = {}): ScenarioOutcome {
   if (k instanceof Error || p instanceof Error) {
     const why = [k, p].filter((x): x is Error => x instanceof Error).map((e) => e.message);
     return { scenario, kubelet: k, probelet: p, unlisted: why };
   }
-  const comparison = compareRecords(k, p, scenario.tolerance, EVENT_ALIASES, options);
+  // Each side judged by the rule on its own times, with the runtime's latency under the full
+  // oracle's load and the lateness measured on the agent (its syncs' latency) as slack.
+  const slack = (agentSeconds: number | undefined): number => RUNTIME + Math.ceil(agentSeconds ?? 0);
+  const rules = {
+    pod: scenario.pod(0),
+    slackSeconds: { kubelet: slack(options.lateness?.kubeletSeconds), probelet: slack(options.lateness?.probeletSeconds) },
+    failsFromStart: scenario.failsLater !== true,
+  };
+  // The measured lateness widens the times' tolerance too: "late" is measured, not guessed.
+  const tolerance = scenario.tolerance + Math.ceil(options.lateness?.kubeletSeconds ?? 0);
+  const comparison = compareRecords(k, p, tolerance, EVENT_ALIASES, { ...(options.conditions === undefined ? {} : { conditions: options.conditions }), rules });
   const unlisted = comparison.differences.filter((d) => knownDifference(scenario.name, d) === undefined);
   return { scenario, kubelet: k, probelet: p, comparison, unlisted };
 }
@@ -136,5 +174,6 @@ export function formatOutcome(o: ScenarioOutcome): string {
   const head = c.same ? 'same' : `differs (${c.differences.join('; ')})`;
   const listed = c.differences.length - o.unlisted.length;
   const note = listed > 0 ? `  [${listed} listed in docs/differences.md]` : '';
-  return `scenario ${o.scenario.name}: ${head}${note}\n  ${o.scenario.about}; tolerance ${o.scenario.tolerance} s\n${c.table}\n`;
+  const notes = c.notes.map((n) => `  rule: ${n}\n`).join('');
+  return `scenario ${o.scenario.name}: ${head}${note}\n  ${o.scenario.about}; tolerance ${o.scenario.tolerance} s\n${notes}${c.table}\n`;
 }
