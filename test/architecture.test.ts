@@ -32,8 +32,9 @@ const allowed: Record<string, readonly string[]> = {
   // prober/start-latency: the PLEG's relist period, whose phase the node's Kubelet and runtime share.
   node: ['node', 'kubelet', 'runtime', 'api', 'util', 'prober/types', 'prober/start-latency', 'probe/constants'],
   // `probelet explain` and check --cluster's object source: reads a pod's status and events (node/kube's
-  // helpers over client-node) and judges them with check's budgets and the kubelet's pure rules and words.
-  explain: ['explain', 'check', 'api', 'util', 'node/kube', 'kubelet/events', 'kubelet/backoff', 'kubelet/restart-rules', 'prober/types', 'prober/kill-policy', 'prober/start-latency'],
+  // helpers over client-node) and judges them with check's budgets and the kubelet's pure rules and words;
+  // --verify runs simulate on the pod's spec.
+  explain: ['explain', 'check', 'simulate', 'api', 'util', 'node/kube', 'kubelet/events', 'kubelet/backoff', 'kubelet/restart-rules', 'prober/types', 'prober/kill-policy', 'prober/start-latency'],
   cli: ['cli', 'check', 'explain', 'simulate', 'node', 'kubelet', 'prober', 'probe', 'runtime', 'server', 'api', 'spawn', 'util'],
 };
 

@@ -7,10 +7,12 @@
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import yaml from 'js-yaml';
+import { setPodDefaults } from '../api/defaults.js';
 import type { Pod } from '../api/types.js';
 import { isRecord } from '../api/workloads.js';
 import { explainPod, latestTimeMs, type PodExplanation } from '../explain/explain.js';
 import { anyCause, toJson, toPatch, toText, type ExplainReport } from '../explain/output.js';
+import { verifyDiagnosis } from '../explain/verify.js';
 import { previousLogLines, readClients, readPod, readWorkloadPods, SourceError, WORKLOAD_KINDS, type LivePod, type ReadClients } from '../explain/source.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { addExamples, outputOption } from './flags.js';
@@ -25,6 +27,8 @@ export interface ExplainFlags {
   kubeconfig?: string;
   filename?: string[];
   events: string[];
+  /** `--verify`: simulate each fix (the spec as it is, and with the fix). */
+  verify?: boolean;
   /** `--now`: when the saved output was read (RFC 3339); default the latest time in it. */
   now?: string;
 }
@@ -39,6 +43,7 @@ export function registerExplainCommand(program: Command, io: CliIO, setExit: (co
     .addOption(new Option('-f, --filename <file>', 'saved `kubectl get pod -o json` output (a Pod or a List; repeatable): explain offline').argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]))
     .option('--events <file>', 'saved `kubectl get events -o json` output for -f (repeatable)', (v: string, prev: string[]) => [...prev, v], [])
     .option('--now <time>', 'with -f: when the output was saved, RFC 3339 (default: the latest time in it)')
+    .option('--verify', 'simulate each fix on virtual time: the spec as it is must show the restarts, with the fix none')
     .addOption(outputOption(OUTPUTS, 'output format'))
     .action(async (target: string | undefined, flags: ExplainFlags) => {
       setExit(await runExplain(target, flags, io, now));
@@ -62,10 +67,33 @@ export async function runExplain(target: string | undefined, flags: ExplainFlags
     }
     throw err;
   }
+  if (flags.verify === true) await verifyReport(report);
   if (flags.output === 'json') io.stdout(toJson(report));
   else if (flags.output === 'patch') io.stdout(toPatch(report));
   else io.stdout(toText(report));
   return anyCause(report) ? EXIT_FAILED : EXIT_OK;
+}
+
+/** The pod each explanation was made from (for --verify), without putting it in the output. */
+const podOf = new WeakMap<PodExplanation, Pod>();
+
+function explained(pod: Pod, events: unknown, options: Parameters<typeof explainPod>[2]): PodExplanation {
+  const x = explainPod(pod, events, options);
+  podOf.set(x, pod);
+  return x;
+}
+
+/** Attaches `verify` to every diagnosis with a cause: the fix simulated, or why it cannot be. */
+async function verifyReport(report: ExplainReport): Promise<void> {
+  for (const p of report.pods) {
+    const pod = podOf.get(p);
+    if (pod === undefined) continue;
+    for (const d of p.diagnoses) {
+      if (d.cause === 'none') continue;
+      const v = await verifyDiagnosis(setPodDefaults(pod), d);
+      d.verify = typeof v === 'string' ? { skipped: v } : v;
+    }
+  }
 }
 
 /** `kind/name` or `name` → the kind (Pod by default) and the name. */
@@ -94,12 +122,12 @@ async function live(target: string | undefined, flags: ExplainFlags, now: () => 
 
 /** Explains a live pod; containers that exited by themselves get their previous run's last log lines. */
 async function explainLive(clients: ReadClients, p: LivePod, nowMs: number): Promise<PodExplanation> {
-  const first = explainPod(p.pod, p.events, { nowMs });
+  const first = explained(p.pod, p.events, { nowMs });
   const crashed = first.diagnoses.filter((d) => d.cause === 'app-crash').map((d) => d.container);
   if (crashed.length === 0) return first;
   const logs = new Map<string, string[]>();
   for (const c of crashed) logs.set(c, await previousLogLines(clients, p.pod, c));
-  return explainPod(p.pod, p.events, { nowMs, logs });
+  return explained(p.pod, p.events, { nowMs, logs });
 }
 
 async function readJson(path: string): Promise<unknown[]> {
@@ -142,5 +170,5 @@ async function offline(target: string | undefined, flags: ExplainFlags): Promise
   // Events may come in the same file (kubectl get pod,events -o json).
   const events = [...eventDocs, ...podDocs];
   const nowMs = flags.now === undefined ? (latestTimeMs(pods, events) ?? 0) : parseNow(flags.now);
-  return { target: pods.length === 1 ? `pod/${pods[0]?.metadata?.name ?? ''}` : (flags.filename ?? []).join(','), pods: pods.map((pod) => explainPod(pod, events, { nowMs })) };
+  return { target: pods.length === 1 ? `pod/${pods[0]?.metadata?.name ?? ''}` : (flags.filename ?? []).join(','), pods: pods.map((pod) => explained(pod, events, { nowMs })) };
 }

@@ -19,6 +19,7 @@ import { formatGoDuration } from '../util/duration.js';
 import { CAUSES, type CauseId, type Statement } from './causes.js';
 import { IMAGE_WAITING_REASONS, type FailureKind } from './kubelet-words.js';
 import type { ContainerTimeline, FailureGroup, Instance, KillGroup, PodTimeline } from './timeline.js';
+import type { Verification } from './verify.js';
 
 /** A change to the container (strategic-merge shape: merged into the container of that name). */
 export type ContainerPatch = Partial<Container> & { name: string };
@@ -41,6 +42,8 @@ export interface Diagnosis {
   also: { cause: CauseId; summary: string }[];
   /** The numbers the summary quotes, by name, for scripts and tests. */
   numbers: Record<string, number>;
+  /** `--verify`: the fix simulated (or why it cannot be). */
+  verify?: Verification | { skipped: string };
 }
 
 export interface DiagnoseOptions {

@@ -7,6 +7,7 @@ import { CAUSES } from './causes.js';
 import type { ContainerPatch, Diagnosis } from './diagnose.js';
 import type { Owner, PodExplanation } from './explain.js';
 import type { ContainerTimeline } from './timeline.js';
+import { formatVerification } from './verify.js';
 
 /** A group of pods of one workload (explain deploy/NAME), or one pod. */
 export interface ExplainReport {
@@ -55,6 +56,7 @@ function diagnosisLines(d: Diagnosis, t: ContainerTimeline | undefined, podName:
   else if (d.summary !== 'nothing wrong') lines.push(`  ${d.summary}`);
   if (d.fix) lines.push(`  fix: ${d.fix.text.replace('<pod>', podName)}`);
   for (const a of d.also) lines.push(`  also ${a.cause}: ${a.summary}`);
+  if (d.verify) lines.push(`  verify: ${'skipped' in d.verify ? d.verify.skipped : formatVerification(d.verify)}`);
   if (d.evidence.length > 0) {
     lines.push('  evidence:');
     for (const e of d.evidence) lines.push(`    [${e.confidence}, ${e.from}] ${e.text}`);
