@@ -10,7 +10,9 @@ import { toJson, toSarif, toText } from '../check/output.js';
 import { findRule, ruleInfos } from '../check/rules/index.js';
 import { createChecker } from '../check/run.js';
 import type { Severity } from '../check/types.js';
+import type { Pod } from '../api/types.js';
 import { listClusterWorkloads } from '../explain/cluster-objects.js';
+import { liveEvidence, MAX_PODS, type LiveEvidence } from '../explain/live-evidence.js';
 import { readClients, SourceError } from '../explain/source.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { addExamples, filenameOption, inputPaths, outputOption } from './flags.js';
@@ -39,7 +41,7 @@ export interface CheckFlags {
   kubeconfig?: string;
 }
 
-export function registerCheckCommand(program: Command, io: CliIO, setExit: (code: number) => void, load: LoadOptions = {}): void {
+export function registerCheckCommand(program: Command, io: CliIO, setExit: (code: number) => void, load: LoadOptions = {}, now: () => number = Date.now): void {
   const command = program
     .command('check')
     .description('Lint the probes of any workload manifest and compute how long each container has before the kubelet kills it or takes it out of service — without running anything.')
@@ -58,7 +60,7 @@ export function registerCheckCommand(program: Command, io: CliIO, setExit: (code
     .option('-l, --selector <selector>', 'with --cluster: only workloads with these labels (e.g. app=web,tier!=db)')
     .option('--kubeconfig <file>', 'with --cluster: the kubeconfig (default: $KUBECONFIG, else ~/.kube/config)')
     .action(async (paths: string[], flags: CheckFlags) => {
-      setExit(await runCheck(inputPaths(paths, flags.filename), flags, io, load));
+      setExit(await runCheck(inputPaths(paths, flags.filename), flags, io, load, now));
     });
   addExamples(command, ['probelet check deploy.yaml', 'probelet check -f k8s/ --startup-time web=40s', 'helm template . | probelet check -', 'probelet check --cluster -A -o sarif']);
 }
@@ -68,7 +70,7 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 /** One `probelet check` run; returns the exit code. Bad flags throw CliUsageError (exit 2). */
-export async function runCheck(paths: readonly string[], flags: CheckFlags, io: CliIO, load: LoadOptions = {}): Promise<number> {
+export async function runCheck(paths: readonly string[], flags: CheckFlags, io: CliIO, load: LoadOptions = {}, now: () => number = Date.now): Promise<number> {
   if (flags.explain !== undefined) return explain(flags.explain, io);
   if (flags.rules === true) return listRules(io);
   const disabled = parseDisable(flags.disable);
@@ -89,12 +91,22 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
     checker.add(object);
   };
   let loaded: ManifestLoad;
+  let live: LiveEvidence[] | undefined;
   if (flags.cluster === true) {
     try {
       const clients = readClients(flags.kubeconfig);
       const scope = { allNamespaces: flags.allNamespaces === true, namespace: flags.namespace ?? clients.namespace, ...(flags.selector !== undefined ? { labelSelector: flags.selector } : {}) };
-      const { notes } = await listClusterWorkloads(clients, scope, sink);
+      const restarted: Pod[] = [];
+      const { notes } = await listClusterWorkloads(clients, scope, sink, (pod) => restarted.push(pod));
       for (const note of notes) io.stderr(`probelet: ${note}\n`);
+      const found = await liveEvidence(clients, restarted, now()).catch((err: unknown) => {
+        // Events that may not be read cost the live evidence only, never the findings.
+        if (!(err instanceof SourceError)) throw err;
+        io.stderr(`probelet: no live evidence: ${err.message}\n`);
+        return { evidence: [], skipped: 0 };
+      });
+      live = found.evidence;
+      if (found.skipped > 0) io.stderr(`probelet: ${found.skipped} more restarted pods not explained (the ${MAX_PODS} most restarted were): probelet explain pod/NAME for one\n`);
     } catch (err) {
       if (!(err instanceof SourceError)) throw err;
       io.stderr(`probelet: ${err.message}\n`);
@@ -117,10 +129,11 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
       io.stderr(`probelet: ${flag} ${key}: no container of that name ${where} (give CONTAINER, or POD/CONTAINER with POD the object's name or the pod name probelet run printed); ignored\n`);
     }
   }
-  if (flags.output === 'json') io.stdout(toJson({ ...result, skipped: loaded.skipped }));
+  if (flags.output === 'json') io.stdout(live === undefined ? toJson({ ...result, skipped: loaded.skipped }) : withLive(toJson({ ...result, skipped: loaded.skipped }), live));
   else if (flags.output === 'sarif') io.stdout(toSarif(result, ruleInfos, packageVersion()));
   else {
     io.stdout(toText(result));
+    if (live !== undefined && live.length > 0) io.stdout(liveText(live));
     const note = skippedNote(loaded.skipped);
     if (note !== '') io.stdout(`${note}\n`);
   }
@@ -144,6 +157,17 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   if (flags.failOn === 'never') return EXIT_OK;
   const threshold = RANK[flags.failOn];
   return result.findings.some((f) => RANK[f.severity] >= threshold) ? EXIT_FAILED : EXIT_OK;
+}
+
+/** check's JSON with `live` added after its keys (nothing before it changed). */
+function withLive(json: string, live: readonly LiveEvidence[]): string {
+  return `${JSON.stringify({ ...(JSON.parse(json) as Record<string, unknown>), live }, null, 2)}\n`;
+}
+
+/** The restarts the probes caused, per workload, after the findings. */
+function liveText(live: readonly LiveEvidence[]): string {
+  const lines = live.map((e) => `  ${e.object.kind} ${e.object.namespace}/${e.object.name}: pod ${e.pod} container ${e.container}: ${e.cause} — ${e.summary}`);
+  return `\nrestarted by its probes (probelet explain pod/NAME -n NAMESPACE for the evidence and the fix):\n${lines.join('\n')}\n`;
 }
 
 function explain(id: string, io: CliIO): number {

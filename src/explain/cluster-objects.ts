@@ -9,6 +9,7 @@
  * rest goes on.
  */
 import type { ManifestObject } from '../api/documents.js';
+import type { Pod } from '../api/types.js';
 import { errorMessage, httpStatus, plain } from '../node/kube.js';
 import { sourceError, SourceError, type ReadClients } from './source.js';
 
@@ -89,11 +90,18 @@ async function listAll(list: Lister, base: { namespace?: string; labelSelector?:
  * Hands every workload in scope to `add`, kind by kind; returns one line per namespace or kind
  * that could not be listed (Forbidden). An API server that cannot be reached is a SourceError.
  */
-export async function listClusterWorkloads(clients: ReadClients, scope: ClusterScope, add: (object: ManifestObject) => void): Promise<{ notes: string[]; objects: number }> {
+export async function listClusterWorkloads(
+  clients: ReadClients,
+  scope: ClusterScope,
+  add: (object: ManifestObject) => void,
+  restarted?: (pod: Pod) => void,
+): Promise<{ notes: string[]; objects: number }> {
   const notes: string[] = [];
   let objects = 0;
   const selector = scope.labelSelector ? { labelSelector: scope.labelSelector } : {};
   const take = (k: Kind) => (raw: Record<string, unknown>) => {
+    // Every pod passes here (owned ones too): those whose containers restarted may have live evidence.
+    if (k.kind === 'Pod' && restarted !== undefined && restartedContainers(raw)) restarted({ apiVersion: 'v1', kind: 'Pod', ...raw } as Pod);
     if (k.ownerless && hasController(raw)) return;
     objects++;
     add(clusterObject(k, raw));
@@ -122,6 +130,11 @@ export async function listClusterWorkloads(clients: ReadClients, scope: ClusterS
     }
   }
   return { notes, objects };
+}
+
+function restartedContainers(raw: Record<string, unknown>): boolean {
+  const status = raw['status'] as Pod['status'] | undefined;
+  return [...(status?.containerStatuses ?? []), ...(status?.initContainerStatuses ?? [])].some((c) => c.restartCount > 0);
 }
 
 async function listNamespaces(clients: ReadClients): Promise<string[]> {
