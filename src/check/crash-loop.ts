@@ -24,7 +24,7 @@ import { probeTiming } from '../api/defaults.js';
 import type { Probe } from '../api/types.js';
 import { CrashLoopBackOff } from '../kubelet/backoff.js';
 import { FIRST_START_LATENCY, firstProbeAgeBoundsMs, START_LATENCY } from '../prober/start-latency.js';
-import type { Clock } from '../util/clock.js';
+import { manualClock } from '../util/clock.js';
 
 /** The probe-kill crash loop for one run length (seconds from a kill to the next, restarts at once). */
 export interface ProbeKillLoop {
@@ -38,17 +38,6 @@ export interface ProbeKillLoop {
   firstBackOffStepSeconds: number | null;
   /** The steps that follow, doubling up to the cap (the last one repeats). */
   laterStepsSeconds: number[];
-}
-
-/** A clock the gate reads; nothing is ever scheduled on it. */
-function manualClock(): Clock & { set(ms: number): void } {
-  let now = 0;
-  return {
-    now: () => now,
-    set: (ms) => void (now = ms),
-    setTimeout: () => undefined,
-    clearTimeout: () => undefined,
-  };
 }
 
 /** More kills than the steps can double (10 s → 300 s takes six): a loop that is not in back-off by then never is. */

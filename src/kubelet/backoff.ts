@@ -25,6 +25,14 @@ import { formatGoDuration } from '../util/duration.js';
 // The numbers live in prober/ so that check/ predicts the back-off from the same constants.
 export { CRASH_LOOP_BACK_OFF };
 
+/**
+ * `workerBackOffPeriodJitterFactor` (pod_workers.go `completeWork`): a sync that ends in
+ * back-off is requeued at its `BackoffError`'s expiry (clamped to [0, the resync interval]),
+ * jittered up to this much later — so a restart after a back-off comes up to half the
+ * remaining step late.
+ */
+export const WORKER_BACK_OFF_JITTER_FACTOR = 0.5;
+
 /** Waiting reason of a throttled container. */
 export const CRASH_LOOP_BACK_OFF_REASON = 'CrashLoopBackOff';
 /** Event reason (`events.BackOffStartContainer`) recorded each time a restart is throttled. */
@@ -105,12 +113,13 @@ export class CrashLoopBackOff {
 
   /** `Next`: start the entry at the initial delay (new or expired) or double it up to the cap. */
   next(key: string, finishedAtMs: number): void {
+    this.entries.set(key, { backoffMs: this.peekNext(key, finishedAtMs), lastUpdateMs: this.clock.now() });
+  }
+
+  /** The step `next(key, finishedAtMs)` would set, without setting it. Pure. */
+  peekNext(key: string, finishedAtMs: number): number {
     const entry = this.entries.get(key);
-    const backoffMs =
-      entry === undefined || this.hasExpired(finishedAtMs, entry.lastUpdateMs)
-        ? this.initialMs
-        : Math.min(entry.backoffMs * 2, this.maxMs);
-    this.entries.set(key, { backoffMs, lastUpdateMs: this.clock.now() });
+    return entry === undefined || this.hasExpired(finishedAtMs, entry.lastUpdateMs) ? this.initialMs : Math.min(entry.backoffMs * 2, this.maxMs);
   }
 
   /** The current step for `key`, 0 without an entry. */

@@ -23,8 +23,8 @@ function ruleMatches(rule: ContainerRestartRule, exitCode: number): boolean {
   return false;
 }
 
-/** An unset pod policy is the API default, `Always`. */
-function policyRestarts(policy: string | undefined, exitCode: number): boolean {
+/** A restart policy's answer for an exit with `exitCode`; an unset pod policy is the API default, `Always`. */
+export function policyRestarts(policy: string | undefined, exitCode: number): boolean {
   switch (policy) {
     case 'Never':
       return false;

@@ -20,6 +20,21 @@ export const realClock: Clock = {
 };
 
 /**
+ * A clock that only says the time it was set to: for code that reads a clock to decide (the
+ * crash-loop back-off's gate) driven over recorded or computed instants. Nothing is ever
+ * scheduled on it.
+ */
+export function manualClock(startMs = 0): Clock & { set(ms: number): void } {
+  let now = startMs;
+  return {
+    now: () => now,
+    set: (ms) => void (now = ms),
+    setTimeout: () => undefined,
+    clearTimeout: () => undefined,
+  };
+}
+
+/**
  * Runs `fn` once the I/O already waiting has been read. When the event loop was held up
  * (a long GC, a starved CPU), a due timer runs *before* the poll phase that would read a
  * reply which arrived in time, so a deadline decided right there fails a healthy target

@@ -40,6 +40,11 @@ export interface Scenario {
   tolerance: number;
   /** In the fast subset `npm test` runs against a live cluster. */
   fast?: boolean;
+  /**
+   * The probe that kills begins to fail some time into a run, not at each start (a server
+   * that turns bad after a while): the restart rule checks only the earliest kill.
+   */
+  failsLater?: boolean;
   server?: { kind: ServerKind; respond?: Responder };
   /** The pod for a server on `port` (0 when the scenario has none). */
   pod(port: number): Pod;
@@ -105,6 +110,7 @@ export const SCENARIOS: Scenario[] = [
     tolerance: 3 + RELIST + REQUEUE + RUNTIME,
     fast: true,
     server: { kind: 'http', respond: after(10, 500) },
+    failsLater: true,
     pod: (port) => pod('http-liveness-500', [app(SLEEP, { livenessProbe: httpProbe(port, '/healthz', { periodSeconds: 3, failureThreshold: 2 }) })]),
   },
   {
@@ -408,6 +414,7 @@ export const SCENARIOS: Scenario[] = [
     duration: 40,
     tolerance: 2 + RELIST + REQUEUE + RUNTIME,
     server: { kind: 'grpc', respond: after(8, 503) },
+    failsLater: true,
     pod: (port) =>
       pod('grpc-service-liveness', [app(SLEEP, { livenessProbe: { grpc: { port, service: 'app' }, periodSeconds: 2, failureThreshold: 2 } })], {
         hostNetwork: true,
