@@ -34,7 +34,7 @@ const allowed: Record<string, readonly string[]> = {
   // `probelet explain` and check --cluster's object source: reads a pod's status and events (node/kube's
   // helpers over client-node) and judges them with check's budgets and the kubelet's pure rules and words;
   // --verify runs simulate on the pod's spec.
-  explain: ['explain', 'check', 'simulate', 'api', 'util', 'node/kube', 'kubelet/events', 'kubelet/backoff', 'kubelet/restart-rules', 'prober/types', 'prober/kill-policy', 'prober/start-latency'],
+  explain: ['explain', 'check', 'simulate', 'api', 'util', 'node/kube', 'kubelet/events', 'kubelet/backoff', 'kubelet/restart-rule', 'prober/types', 'prober/kill-policy', 'prober/start-latency'],
   cli: ['cli', 'check', 'explain', 'simulate', 'node', 'kubelet', 'prober', 'probe', 'runtime', 'server', 'api', 'spawn', 'util'],
 };
 

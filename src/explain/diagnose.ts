@@ -19,6 +19,7 @@ import { formatGoDuration } from '../util/duration.js';
 import { CAUSES, type CauseId, type Statement } from './causes.js';
 import { IMAGE_WAITING_REASONS, type FailureKind } from './kubelet-words.js';
 import type { ContainerTimeline, FailureGroup, Instance, KillGroup, PodTimeline } from './timeline.js';
+import { restartSteps, type RestartStep } from './restarts.js';
 import type { Verification } from './verify.js';
 
 /** A change to the container (strategic-merge shape: merged into the container of that name). */
@@ -42,6 +43,8 @@ export interface Diagnosis {
   also: { cause: CauseId; summary: string }[];
   /** The numbers the summary quotes, by name, for scripts and tests. */
   numbers: Record<string, number>;
+  /** The kills and restarts of the runs explain knows, each with the kubelet rule's branch and why (restart-rule.ts). */
+  restarts: RestartStep[];
   /** `--verify`: the fix simulated (or why it cannot be). */
   verify?: Verification | { skipped: string };
 }
@@ -86,11 +89,11 @@ export function diagnosePod(pod: Pod, timeline: PodTimeline, options: DiagnoseOp
 }
 
 function noneFor(container: string): Diagnosis {
-  return { container, cause: 'none', title: CAUSES.none, summary: 'nothing wrong', evidence: [], also: [], numbers: {} };
+  return { container, cause: 'none', title: CAUSES.none, summary: 'nothing wrong', evidence: [], also: [], numbers: {}, restarts: [] };
 }
 
 function make(t: ContainerTimeline, cause: CauseId, summary: string, evidence: Statement[], numbers: Record<string, number>, fix?: Fix): Diagnosis {
-  return { container: t.name, cause, title: CAUSES[cause], summary, evidence, ...(fix ? { fix } : {}), also: [], numbers };
+  return { container: t.name, cause, title: CAUSES[cause], summary, evidence, ...(fix ? { fix } : {}), also: [], numbers, restarts: [] };
 }
 
 export function diagnoseContainer(pod: Pod, c: Container, t: ContainerTimeline, podTimeline: PodTimeline, options: DiagnoseOptions): Diagnosis {
@@ -107,6 +110,11 @@ export function diagnoseContainer(pod: Pod, c: Container, t: ContainerTimeline, 
   const ignored = sigtermOnProbeKill(pod, c, t);
   if (ignored && d.cause !== 'sigterm-ignored') d.also.push(ignored);
   d.evidence.push(...eventGaps(t, options));
+  const rule = restartSteps(pod, c, t, options.nowMs);
+  d.restarts = rule.steps;
+  d.evidence.push(...rule.statements);
+  const odd = rule.steps.filter((step) => !step.allowed);
+  if (odd.length > 0) d.evidence.push({ text: `the kubelet's restart rule does not explain ${odd.length === 1 ? 'this step' : 'these steps'} (a node with a non-default back-off, or a kubelet under heavy load): ${odd.map((step) => step.why).join('; ')}`, confidence: 'likely', from: 'rule' });
   return d;
 }
 

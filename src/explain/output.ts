@@ -64,6 +64,7 @@ function diagnosisLines(d: Diagnosis, t: ContainerTimeline | undefined, podName:
   if (t && d.cause !== 'none') {
     lines.push('  timeline:');
     for (const l of timelineLines(t)) lines.push(`    ${l}`);
+    for (const step of d.restarts) lines.push(`    rule: ${step.allowed ? '' : 'NOT THE RULE: '}${step.why}`);
   }
   return lines;
 }

@@ -85,6 +85,21 @@ describe('explain: probe kills', () => {
     expect(d?.summary).toContain('dials port 8081');
     expect(d?.summary).toContain('containerPort 8080 (http)');
     expect(d?.fix?.patch).toEqual({ name: 'app', livenessProbe: { httpGet: { port: 8080 } } });
+    // Both runs are known (restartCount 1): the kill and the restart held to the kubelet's rule (restart-rule.ts).
+    expect(d?.restarts.map((r) => [r.branch, r.allowed])).toEqual([
+      ['kill-after-failures', true],
+      ['restart-at-once-no-entry', true],
+    ]);
+    expect(d?.restarts[1]?.why).toContain('restarted at once');
+  });
+
+  it('a first probe kill restarted only 20 s later breaks the rule, and explain says so', () => {
+    const c = { ...app, livenessProbe: { ...liveness, httpGet: { path: '/healthz', port: 8081 } } };
+    const p = pod(c, { restartCount: 1, state: { running: { startedAt: at(51) } }, lastState: { terminated: { exitCode: 143, reason: 'Error', startedAt: at(0), finishedAt: at(31) } } });
+    const events = [event('Unhealthy', 'Liveness probe failed: dial tcp 10.0.0.5:8081: connect: connection refused', 10, 30, 3), event('Killing', 'Container app failed liveness probe, will be restarted', 30, 30, 1, 'Normal')];
+    const d = explainPod(p, events, { nowMs: T0 + 60_000 }).diagnoses[0];
+    expect(d?.restarts.find((r) => !r.allowed)?.branch).toBe('restart-at-once-no-entry');
+    expect(d?.evidence.some((e) => e.text.startsWith("the kubelet's restart rule does not explain"))).toBe(true);
   });
 
   it('404 from the first probe: wrong path', () => {
@@ -133,6 +148,7 @@ describe('explain: not the probes', () => {
     const d = explainPod(p, [event('Started', 'Container started', 0, 0, 5, 'Normal')], { nowMs: T0 + 10_000, logs: new Map([['app', ['fatal: no config']]]) }).diagnoses[0];
     expect(d?.cause).toBe('app-crash');
     expect(d?.numbers).toMatchObject({ exitCode: 1, backOffSeconds: 40 });
+    expect(d?.evidence.map((e) => e.text)).toContain('the back-off now in force is 40 s (the waiting message); after 4 restarts in a row the kubelet\'s doubling (10 s, 20 s, … up to 300 s, started over after 10 min of running) gives 80 s — a run of more than 10 minutes, or a restart at once, started it over');
     expect(d?.evidence.some((e) => e.from === 'logs' && e.text.includes('fatal: no config'))).toBe(true);
   });
 
