@@ -324,7 +324,9 @@ function readKills(c: Container, t: ContainerTimeline): KillReading | undefined 
     if (age !== undefined && age >= 0) ages.push(age);
   }
   const last = t.instances.find((i) => i.from === 'lastState');
-  if (last && last.startedAt !== undefined && killOf(latest, last)) {
+  // The run before the current one; when it is the first run too, its age is already counted.
+  const same = last?.startedAt !== undefined && t.starts?.first !== undefined && ms(last.startedAt) === ms(t.starts.first);
+  if (last && last.startedAt !== undefined && killOf(latest, last) && !same) {
     const age = seconds(last.startedAt, latest.last);
     if (age !== undefined && age >= 0) ages.push(age);
   }
@@ -455,7 +457,7 @@ function probeKill(pod: Pod, c: Container, t: ContainerTimeline, options: Diagno
     return make(
       t,
       'startup-probe-too-short',
-      `killed ${plural(r.kills, 'time')} by its startup probe${agesText(r)}; the startup probe allows ${budgetText} and the app never passed it before the kill → it needs more than ${fmt(budget)} to start`,
+      `killed ${r.kills === 1 ? 'once' : `${r.kills} times`} by its startup probe${agesText(r)}; the startup probe allows ${budgetText} and the app never passed it before the kill → it needs more than ${fmt(budget)} to start`,
       evidence,
       numbers,
       {
@@ -507,7 +509,7 @@ function probeKill(pod: Pod, c: Container, t: ContainerTimeline, options: Diagno
     return make(
       t,
       'slow-start-liveness',
-      `killed ${plural(r.kills, 'time')} by its liveness probe${agesText(r)}; the probes allow ${budgetText} and the app never answered before the kill → it needs more than ${fmt(budget)} to start${sure}`,
+      `killed ${r.kills === 1 ? 'once' : `${r.kills} times`} by its liveness probe${agesText(r)}; the probes allow ${budgetText} and the app never answered before the kill → it needs more than ${fmt(budget)} to start${sure}`,
       evidence,
       numbers,
       {
@@ -529,7 +531,8 @@ function probeKill(pod: Pod, c: Container, t: ContainerTimeline, options: Diagno
 }
 
 function agesText(r: KillReading): string {
-  return r.ages.length === 0 ? '' : `, each ~${fmt(Math.max(...r.ages))} after start`;
+  if (r.ages.length === 0) return '';
+  return r.kills === 1 ? `, ${fmt(Math.max(...r.ages))} after its start` : `, each ~${fmt(Math.max(...r.ages))} after start`;
 }
 
 /** What a start-up fix asks for: twice what the probes allowed, at least a minute. */
