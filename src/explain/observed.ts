@@ -37,6 +37,8 @@ export function eventsIn(value: unknown): Record<string, unknown>[] {
   if (Array.isArray(value)) return value.flatMap(eventsIn);
   if (!isRecord(value)) return [];
   if (value['kind'] === 'Event') return [value];
+  // Items of a typed list come without their kind (the API's EventList, client libraries' lists).
+  if (value['kind'] === undefined && (isRecord(value['involvedObject']) || isRecord(value['regarding']))) return [value];
   if (Array.isArray(value['items'])) return value['items'].flatMap(eventsIn);
   return [];
 }

@@ -3,11 +3,10 @@
  * rule's one checker (`kubelet/restart-rule.ts`, which drives the kubelet's own back-off gate),
  * not a copy of it. explain knows every run only while `restartCount` ≤ 1 (the status keeps the
  * current run and the one before); with more, the back-off history that decides a restart is
- * gone, and what is said comes from the waiting message and the kubelet's doubling instead.
+ * gone, and what is said comes from the waiting message instead.
  */
 import { probeTiming } from '../api/defaults.js';
 import type { Container, Pod } from '../api/types.js';
-import { backOffAfterRestarts } from '../check/budgets.js';
 import { checkRestartRule, type ContainerInstance, type RestartPolicy, type RuleBranch } from '../kubelet/restart-rule.js';
 import { killGracePeriodSeconds } from '../prober/kill-policy.js';
 import type { Statement } from './causes.js';
@@ -38,10 +37,9 @@ export function restartSteps(pod: Pod, c: Container, t: ContainerTimeline, nowMs
   const statements: Statement[] = [];
   if (t.restartCount === 0) return { steps: [], statements };
   if (t.restartCount > 1 || t.instances.length < 2) {
-    const expected = backOffAfterRestarts(t.restartCount);
     if (t.backOffStepSeconds !== undefined) {
       statements.push({
-        text: `the back-off now in force is ${t.backOffStepSeconds} s (the waiting message); after ${t.restartCount} restarts in a row the kubelet's doubling (10 s, 20 s, … up to 300 s, started over after 10 min of running) gives ${expected} s${t.backOffStepSeconds === expected ? '' : ' — a run of more than 10 minutes, or a restart at once, started it over'}`,
+        text: `the back-off now in force is ${t.backOffStepSeconds} s (the waiting message): the kubelet doubles it at each restart of a crash loop, up to 5 min, and starts over after a run of 10 min`,
         confidence: 'certain',
         from: 'status',
       });

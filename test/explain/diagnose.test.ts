@@ -148,7 +148,7 @@ describe('explain: not the probes', () => {
     const d = explainPod(p, [event('Started', 'Container started', 0, 0, 5, 'Normal')], { nowMs: T0 + 10_000, logs: new Map([['app', ['fatal: no config']]]) }).diagnoses[0];
     expect(d?.cause).toBe('app-crash');
     expect(d?.numbers).toMatchObject({ exitCode: 1, backOffSeconds: 40 });
-    expect(d?.evidence.map((e) => e.text)).toContain('the back-off now in force is 40 s (the waiting message); after 4 restarts in a row the kubelet\'s doubling (10 s, 20 s, … up to 300 s, started over after 10 min of running) gives 80 s — a run of more than 10 minutes, or a restart at once, started it over');
+    expect(d?.evidence.map((e) => e.text)).toContain('the back-off now in force is 40 s (the waiting message): the kubelet doubles it at each restart of a crash loop, up to 5 min, and starts over after a run of 10 min');
     expect(d?.evidence.some((e) => e.from === 'logs' && e.text.includes('fatal: no config'))).toBe(true);
   });
 
@@ -226,5 +226,18 @@ describe('explain: what is left when events are gone', () => {
     const x = explainPod(p, events, { nowMs: T0 + 40_000 });
     expect(x.owner).toEqual({ kind: 'Deployment', name: 'api', confidence: 'likely' });
     expect(toPatch({ target: 'pod/web', pods: [x] })).toContain(`kubectl patch deployment api -n shop --type strategic -p '{"spec":{"template":{"spec":{"containers":[{"name":"app","livenessProbe":{"httpGet":{"port":8080}}}]}}}}'`);
+  });
+});
+
+describe('explain: events as lists give them', () => {
+  it('items of an EventList without their own kind (the API serves them so) are read', () => {
+    const c = { ...app, livenessProbe: { ...liveness, httpGet: { path: '/healthz', port: 8081 } } };
+    const p = pod(c, { restartCount: 1, state: { running: { startedAt: at(32) } }, lastState: { terminated: { exitCode: 143, reason: 'Error', startedAt: at(0), finishedAt: at(31) } } });
+    const bare = (e: Record<string, unknown>): Record<string, unknown> => {
+      const { kind: _k, apiVersion: _a, ...rest } = e;
+      return rest;
+    };
+    const events = [event('Unhealthy', 'Liveness probe failed: dial tcp 10.0.0.5:8081: connect: connection refused', 10, 30, 3), event('Killing', 'Container app failed liveness probe, will be restarted', 30, 30, 1, 'Normal')].map(bare);
+    expect(explainPod(p, { apiVersion: 'v1', kind: 'EventList', items: events }, { nowMs: T0 + 40_000 }).diagnoses[0]?.cause).toBe('probe-wrong-target');
   });
 });
