@@ -33,7 +33,7 @@ function span(first: string | undefined, last: string | undefined, count: number
 
 function timelineLines(t: ContainerTimeline): string[] {
   const lines: string[] = [];
-  if (t.unseenInstances > 0) lines.push(`runs 1–${t.unseenInstances}: known only by restartCount`);
+  if (t.unseenInstances > 0) lines.push(`${t.unseenInstances === 1 ? 'run 1' : `runs 1–${t.unseenInstances}`}: known only by restartCount`);
   for (const i of t.instances) {
     const what = i.state === 'running' ? `running since ${time(i.startedAt)}` : `${time(i.startedAt)} → ${time(i.finishedAt)} exit ${i.exitCode ?? '?'} ${i.reason ?? ''}`.trimEnd();
     lines.push(`run ${i.attempt} (${i.from}): ${what}`);
