@@ -40,7 +40,12 @@ function held(o: ManifestObject, namespace: string): Record<string, unknown> {
     const template = spec['template'] as { spec: Record<string, unknown> };
     template.spec['nodeSelector'] = { 'probelet.dev/explain-test': 'nowhere' };
   }
-  if (o.kind === 'Pod') spec['nodeName'] = 'probelet-explain-nowhere';
+  // A saved pod of a ReplicaSet that is not here: bare (check --cluster lists owned pods under their
+  // workload, and the garbage collector would delete an orphan).
+  if (o.kind === 'Pod') {
+    spec['nodeName'] = 'probelet-explain-nowhere';
+    delete value.metadata['ownerReferences'];
+  }
   return value;
 }
 
