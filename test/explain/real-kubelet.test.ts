@@ -27,6 +27,7 @@ import { runExplain } from '../../src/cli/explain.js';
 import type { CliIO } from '../../src/cli/io.js';
 import type { Diagnosis } from '../../src/explain/diagnose.js';
 import type { ExplainReport } from '../../src/explain/output.js';
+import { mergeContainer, verifyDiagnosis, type Verification } from '../../src/explain/verify.js';
 import { plain, type KubeClients } from '../../src/node/kube.js';
 import { clusterClients, describeCluster, testNamespace, until } from '../node/helpers.js';
 
@@ -98,6 +99,15 @@ describeCluster('explain on incidents of the real kubelet', () => {
   const results = new Map<string, { live: ExplainReport; offline: ExplainReport; pod: Pod; code: number } | Error>();
   const tmp = mkdtempSync(join(tmpdir(), 'explain-test-'));
   let ports: { wrong: number; declared: number; slow: number; flap: number; unhealthy: number; registry: number };
+
+  /** The probe causes whose fix is applied to a new pod; `until`: what shows the fixed pod got past the trouble. */
+  const FIXED: { name: string; windowMs: number; until: (p: Pod) => boolean }[] = [
+    { name: 'slow-start', windowMs: 45_000, until: (p) => status(p)?.started === true },
+    { name: 'startup-short', windowMs: 45_000, until: (p) => status(p)?.started === true },
+    { name: 'wrong-port', windowMs: 20_000, until: (p) => status(p)?.state?.running !== undefined },
+    { name: 'liveness-timeout', windowMs: 20_000, until: (p) => status(p)?.state?.running !== undefined },
+  ];
+  const fixed = new Map<string, { restarts: number; verified: Verification | string } | Error>();
 
   // The container of each incident, by name, as the test wrote it (for the budgets the numbers must match).
   const specs = new Map<string, Container>();
@@ -254,7 +264,36 @@ describeCluster('explain on incidents of the real kubelet', () => {
         }
       }),
     );
-  }, 240_000);
+    // The fix, applied to the same workload on the real kubelet: no restart in the window.
+    await Promise.all(
+      FIXED.map(async ({ name, windowMs, until: ok }) => {
+        try {
+          const r = results.get(name);
+          if (r === undefined || r instanceof Error) throw r ?? new Error('no result');
+          const d = r.live.pods[0]?.diagnoses.find((x) => x.container === 'app');
+          const spec = specs.get(name);
+          if (!d?.fix?.patch || !spec) throw new Error(`${name}: no fix to apply: ${JSON.stringify(d)}`);
+          const verified = await verifyDiagnosis(setPodDefaults(r.pod), d);
+          const manifest = pod(namespace, `${name}-fixed`, [mergeContainer(spec, d.fix.patch)]);
+          await clients.core.createNamespacedPod({ namespace, body: manifest as unknown as V1Pod });
+          const started = Date.now();
+          const seen = await until(
+            `${name}-fixed: ${windowMs / 1000} s`,
+            async () => {
+              const p = plain<Pod>(await clients.core.readNamespacedPod({ name: `${name}-fixed`, namespace }));
+              if (restarts(p) > 0) return p;
+              return Date.now() - started >= windowMs && ok(p) ? p : undefined;
+            },
+            windowMs + 60_000,
+            500,
+          );
+          fixed.set(name, { restarts: restarts(seen), verified });
+        } catch (err) {
+          fixed.set(name, err instanceof Error ? err : new Error(String(err)));
+        }
+      }),
+    );
+  }, 330_000);
 
   afterAll(async () => {
     for (const s of servers) s.close();
@@ -382,5 +421,17 @@ describeCluster('explain on incidents of the real kubelet', () => {
     expect(d.numbers['graceSeconds']).toBe(20);
     expect(d.numbers['runningAfterSigtermSeconds']).toBeGreaterThanOrEqual(3);
     sameOffline(d, offline);
+  });
+
+  it.each(['slow-start', 'startup-short', 'wrong-port', 'liveness-timeout'])('%s: the fix applied to the same pod on the real kubelet gives no restart in the window; --verify agreed beforehand', (name) => {
+    const f = fixed.get(name);
+    if (f === undefined) throw new Error(`${name}: not run`);
+    if (f instanceof Error) throw f;
+    expect(f.restarts).toBe(0);
+    if (name === 'wrong-port') expect(f.verified).toContain('nothing to simulate');
+    else {
+      if (typeof f.verified === 'string') throw new Error(f.verified);
+      expect(f.verified.agrees, JSON.stringify(f.verified)).toBe(true);
+    }
   });
 });
