@@ -31,7 +31,11 @@ const allowed: Record<string, readonly string[]> = {
   // probe/constants: the Kubernetes version the engine follows, for nodeInfo.kubeletVersion.
   // prober/start-latency: the PLEG's relist period, whose phase the node's Kubelet and runtime share.
   node: ['node', 'kubelet', 'runtime', 'api', 'util', 'prober/types', 'prober/start-latency', 'probe/constants'],
-  cli: ['cli', 'check', 'simulate', 'node', 'kubelet', 'prober', 'probe', 'runtime', 'server', 'api', 'spawn', 'util'],
+  // `probelet explain` and check --cluster's object source: reads a pod's status and events (node/kube's
+  // helpers over client-node) and judges them with check's budgets and the kubelet's pure rules and words;
+  // --verify runs simulate on the pod's spec.
+  explain: ['explain', 'check', 'simulate', 'api', 'util', 'node/kube', 'kubelet/events', 'kubelet/backoff', 'kubelet/restart-rule', 'prober/types', 'prober/kill-policy', 'prober/start-latency'],
+  cli: ['cli', 'check', 'explain', 'simulate', 'node', 'kubelet', 'prober', 'probe', 'runtime', 'server', 'api', 'spawn', 'util'],
 };
 
 function sources(dir: string): string[] {

@@ -4,12 +4,16 @@
  */
 import { createRequire } from 'node:module';
 import { Command, Option } from 'commander';
-import { formatProblem, loadManifests, notManifestsNote, skippedNote, type LoadOptions } from '../api/documents.js';
+import { formatProblem, loadManifests, notManifestsNote, skippedNote, type LoadOptions, type ManifestLoad } from '../api/documents.js';
 import { foldedInto } from '../check/fold.js';
 import { toJson, toSarif, toText } from '../check/output.js';
 import { findRule, ruleInfos } from '../check/rules/index.js';
 import { createChecker } from '../check/run.js';
 import type { Severity } from '../check/types.js';
+import type { Pod } from '../api/types.js';
+import { listClusterWorkloads } from '../explain/cluster-objects.js';
+import { liveEvidence, MAX_PODS, type LiveEvidence } from '../explain/live-evidence.js';
+import { readClients, SourceError } from '../explain/source.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { addExamples, filenameOption, inputPaths, outputOption } from './flags.js';
 import { requireReadable } from './inputs.js';
@@ -29,9 +33,15 @@ export interface CheckFlags {
   disable: string[];
   explain?: string;
   rules?: boolean;
+  /** `--cluster`: the workloads of a live cluster instead of files. */
+  cluster?: boolean;
+  namespace?: string;
+  allNamespaces?: boolean;
+  selector?: string;
+  kubeconfig?: string;
 }
 
-export function registerCheckCommand(program: Command, io: CliIO, setExit: (code: number) => void, load: LoadOptions = {}): void {
+export function registerCheckCommand(program: Command, io: CliIO, setExit: (code: number) => void, load: LoadOptions = {}, now: () => number = Date.now): void {
   const command = program
     .command('check')
     .description('Lint the probes of any workload manifest and compute how long each container has before the kubelet kills it or takes it out of service — without running anything.')
@@ -44,10 +54,15 @@ export function registerCheckCommand(program: Command, io: CliIO, setExit: (code
     .option('--disable <rules>', 'rule ids to turn off, comma-separated (repeatable)', collect, [])
     .option('--explain <rule>', "print a rule's text: what, why, fix, example")
     .option('--rules', 'list every rule with its severity and what it checks')
+    .option('--cluster', "check the workloads running in a cluster (read-only) instead of files")
+    .option('-n, --namespace <namespace>', "with --cluster: the namespace (default: the kubeconfig context's)")
+    .option('-A, --all-namespaces', 'with --cluster: every namespace')
+    .option('-l, --selector <selector>', 'with --cluster: only workloads with these labels (e.g. app=web,tier!=db)')
+    .option('--kubeconfig <file>', 'with --cluster: the kubeconfig (default: $KUBECONFIG, else ~/.kube/config)')
     .action(async (paths: string[], flags: CheckFlags) => {
-      setExit(await runCheck(inputPaths(paths, flags.filename), flags, io, load));
+      setExit(await runCheck(inputPaths(paths, flags.filename), flags, io, load, now));
     });
-  addExamples(command, ['probelet check deploy.yaml', 'probelet check -f k8s/ --startup-time web=40s', 'helm template . | probelet check -']);
+  addExamples(command, ['probelet check deploy.yaml', 'probelet check -f k8s/ --startup-time web=40s', 'helm template . | probelet check -', 'probelet check --cluster -A -o sarif']);
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -55,25 +70,52 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 /** One `probelet check` run; returns the exit code. Bad flags throw CliUsageError (exit 2). */
-export async function runCheck(paths: readonly string[], flags: CheckFlags, io: CliIO, load: LoadOptions = {}): Promise<number> {
+export async function runCheck(paths: readonly string[], flags: CheckFlags, io: CliIO, load: LoadOptions = {}, now: () => number = Date.now): Promise<number> {
   if (flags.explain !== undefined) return explain(flags.explain, io);
   if (flags.rules === true) return listRules(io);
   const disabled = parseDisable(flags.disable);
   const startupTimes = parseStartupTimes(flags.startupTime);
   const measuredP99 = parseProbeP99(flags.probeP99 ?? []);
-  if (paths.length === 0) throw new CliUsageError('check: give at least one PATH (a file, a folder, or - for standard input)');
+  const clusterFlags = [flags.namespace !== undefined ? '-n' : '', flags.allNamespaces === true ? '-A' : '', flags.selector !== undefined ? '-l' : '', flags.kubeconfig !== undefined ? '--kubeconfig' : ''].filter(Boolean);
+  if (flags.cluster !== true && clusterFlags.length > 0) throw new CliUsageError(`check: ${clusterFlags.join(', ')} go${clusterFlags.length === 1 ? 'es' : ''} with --cluster`);
+  if (flags.cluster === true && paths.length > 0) throw new CliUsageError('check --cluster reads the workloads from the cluster: give no PATH (or drop --cluster to check files)');
+  if (flags.cluster === true && flags.allNamespaces === true && flags.namespace !== undefined) throw new CliUsageError('check --cluster: give -n NAMESPACE or -A, not both');
+  if (flags.cluster !== true && paths.length === 0) throw new CliUsageError('check: give at least one PATH (a file, a folder, or - for standard input), or --cluster');
   await requireReadable(paths);
 
   // Objects are checked as they are decoded and then dropped: only findings and budgets are kept.
   const checker = createChecker({ startupTimes, measuredP99, disabled });
   let workloads = 0;
-  const loaded = await loadManifests(paths, {
-    ...load,
-    sink: (object) => {
-      workloads++;
-      checker.add(object);
-    },
-  });
+  const sink = (object: Parameters<typeof checker.add>[0]): void => {
+    workloads++;
+    checker.add(object);
+  };
+  let loaded: ManifestLoad;
+  let live: LiveEvidence[] | undefined;
+  if (flags.cluster === true) {
+    try {
+      const clients = readClients(flags.kubeconfig);
+      const scope = { allNamespaces: flags.allNamespaces === true, namespace: flags.namespace ?? clients.namespace, ...(flags.selector !== undefined ? { labelSelector: flags.selector } : {}) };
+      const restarted: Pod[] = [];
+      const { notes } = await listClusterWorkloads(clients, scope, sink, (pod) => restarted.push(pod));
+      for (const note of notes) io.stderr(`probelet: ${note}\n`);
+      const found = await liveEvidence(clients, restarted, now()).catch((err: unknown) => {
+        // Events that may not be read cost the live evidence only, never the findings.
+        if (!(err instanceof SourceError)) throw err;
+        io.stderr(`probelet: no live evidence: ${err.message}\n`);
+        return { evidence: [], skipped: 0 };
+      });
+      live = found.evidence;
+      if (found.skipped > 0) io.stderr(`probelet: ${found.skipped} more restarted pods not explained (the ${MAX_PODS} most restarted were): probelet explain pod/NAME for one\n`);
+    } catch (err) {
+      if (!(err instanceof SourceError)) throw err;
+      io.stderr(`probelet: ${err.message}\n`);
+      return EXIT_USAGE;
+    }
+    loaded = { objects: [], problems: [], skipped: [] };
+  } else {
+    loaded = await loadManifests(paths, { ...load, sink });
+  }
   const result = checker.finish(loaded.problems);
   for (const problem of result.problems) io.stderr(`${formatProblem(problem)}\n`);
   // After the problems: with some of the input unread, a key may be for what could not be read.
@@ -87,15 +129,20 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
       io.stderr(`probelet: ${flag} ${key}: no container of that name ${where} (give CONTAINER, or POD/CONTAINER with POD the object's name or the pod name probelet run printed); ignored\n`);
     }
   }
-  if (flags.output === 'json') io.stdout(toJson({ ...result, skipped: loaded.skipped }));
+  if (flags.output === 'json') io.stdout(live === undefined ? toJson({ ...result, skipped: loaded.skipped }) : withLive(toJson({ ...result, skipped: loaded.skipped }), live));
   else if (flags.output === 'sarif') io.stdout(toSarif(result, ruleInfos, packageVersion()));
   else {
     io.stdout(toText(result));
+    if (live !== undefined && live.length > 0) io.stdout(liveText(live));
     const note = skippedNote(loaded.skipped);
     if (note !== '') io.stdout(`${note}\n`);
   }
   const folderNote = notManifestsNote(loaded.notManifests);
   if (folderNote !== '') io.stderr(`probelet: ${folderNote}\n`);
+  if (workloads === 0 && result.problems.length === 0 && flags.cluster === true) {
+    io.stderr(`probelet: no workload in ${flags.allNamespaces === true ? 'any namespace' : `namespace ${flags.namespace ?? '(the context\'s)'}`}${flags.selector !== undefined ? ` with labels ${flags.selector}` : ''}\n`);
+    return EXIT_OK;
+  }
   if (workloads === 0 && result.problems.length === 0) {
     // A green check of nothing would pass a CI job that points at the wrong file.
     const passed = loaded.skipped.length > 0 ? ` (${skippedNote(loaded.skipped)})` : '';
@@ -110,6 +157,17 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   if (flags.failOn === 'never') return EXIT_OK;
   const threshold = RANK[flags.failOn];
   return result.findings.some((f) => RANK[f.severity] >= threshold) ? EXIT_FAILED : EXIT_OK;
+}
+
+/** check's JSON with `live` added after its keys (nothing before it changed). */
+function withLive(json: string, live: readonly LiveEvidence[]): string {
+  return `${JSON.stringify({ ...(JSON.parse(json) as Record<string, unknown>), live }, null, 2)}\n`;
+}
+
+/** The restarts the probes caused, per workload, after the findings. */
+function liveText(live: readonly LiveEvidence[]): string {
+  const lines = live.map((e) => `  ${e.object.kind} ${e.object.namespace}/${e.object.name}: pod ${e.pod} container ${e.container}: ${e.cause} — ${e.summary}`);
+  return `\nrestarted by its probes (probelet explain pod/NAME -n NAMESPACE for the evidence and the fix):\n${lines.join('\n')}\n`;
 }
 
 function explain(id: string, io: CliIO): number {

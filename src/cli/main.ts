@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { CliUsageError, type CliIO, processIO } from './io.js';
 import { registerCheckCommand } from './check.js';
+import { registerExplainCommand } from './explain.js';
 import { helpLayout } from './flags.js';
 import { registerProbeCommand } from './probe.js';
 import { registerNodeCommand } from './node.js';
@@ -28,6 +29,7 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
   registerCheckCommand(program, io, setExit);
   registerSimulateCommand(program, io, setExit);
   registerNodeCommand(program, io, setExit);
+  registerExplainCommand(program, io, setExit);
   return program;
 }
 

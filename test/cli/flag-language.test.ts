@@ -120,7 +120,7 @@ describe('simulate estimates its work and refuses what would take minutes, unles
 });
 
 describe('help', () => {
-  it.each(['probe', 'check', 'simulate', 'run'])('%s --help fits 80 columns and ends with an example', async (command) => {
+  it.each(['probe', 'check', 'simulate', 'run', 'explain'])('%s --help fits 80 columns and ends with an example', async (command) => {
     const help = await runCli([command, '--help']);
     expect(help.code).toBe(0);
     const wide = help.stdout.split('\n').filter((l) => l.length > 80);
