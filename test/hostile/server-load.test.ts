@@ -1,9 +1,9 @@
 /**
  * One loopback client must not take the read-only API down (issue 33): clients that pipeline
- * `GET /probes` and never read, and many that each ask once and never read, leave the server
- * process's RSS within {@link RSS_BOUND_MIB} of where it started (read from /proc, the
- * bound docs/reliability.md states), and `/healthz` and the dashboard answer under a second
- * throughout. The server runs in a process of its own (the built package) so its RSS is its
+ * `GET /probes` and never read leave the server process's RSS within {@link RSS_BOUND_MIB} of
+ * where it started (read from /proc, the bound docs/reliability.md states), and `/healthz` and
+ * the dashboard answer under a second throughout; 32 trickle-reading streams leave the
+ * dashboard a stream. The server runs in a process of its own (the built package) so its RSS is its
  * own; the attacks are bounded (a few hundred MiB of answers if nothing held them back).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -108,20 +108,6 @@ describe('one loopback client cannot take the API down', () => {
     expect(seen.healthz).toBeLessThan(1000);
     expect(seen.dashboard).toBeLessThan(1000);
     expect(seen.rss - before, `RSS ${before.toFixed(0)} → ${seen.rss.toFixed(0)} MiB`).toBeLessThan(RSS_BOUND_MIB);
-  }, 30_000);
-
-  it('40 clients that ask an 8 MiB GET /probes once and never read: RSS bounded (the furthest behind are cut), /healthz answers', async () => {
-    // More than the kernel's socket buffers take: 320 MiB waiting in the server if nothing bounded it.
-    const { child, port } = await startChild(8 * 1024);
-    const before = rssMib(child.pid!);
-    neverReading(port, 40, `GET /probes HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
-    const seen = await watch(child.pid!, port, 3000);
-    expect(child.exitCode, 'the server died').toBeNull();
-    expect(seen.statuses.every((s) => s === 200), `statuses ${seen.statuses.join(' ')}`).toBe(true);
-    expect(seen.healthz).toBeLessThan(1000);
-    expect(seen.rss - before, `RSS ${before.toFixed(0)} → ${seen.rss.toFixed(0)} MiB`).toBeLessThan(RSS_BOUND_MIB);
-    // A reader still gets its /probes once the stuck ones are cut to make room.
-    expect((await get(port, '/probes')).status).toBe(200);
   }, 30_000);
 
   it('32 /stream clients that read a trickle do not keep the dashboard out: it takes the place of the one furthest behind', async () => {
