@@ -12,7 +12,7 @@ import { describe } from './shape.js';
 
 export { formatFieldPath } from './shape.js';
 import { isRecord, POD_TEMPLATE_KINDS } from './workloads.js';
-import { decodeChunk, positionIndex, splitDocuments, type FieldPath, type SourcePosition, type YamlChunk } from './yaml.js';
+import { decodeChunk, invalidUtf8Lines, positionIndex, splitDocuments, type FieldPath, type SourcePosition, type YamlChunk } from './yaml.js';
 
 export type { FieldPath, SourcePosition } from './yaml.js';
 
@@ -108,6 +108,52 @@ function inputTooLarge(): string {
 /** A top-level `kind: List` (column 0 in YAML; the first indentation level of pretty-printed JSON), never one nested in an annotation or an item. */
 const LIST_DOCUMENT = /^(?:["']?kind["']?|[ \t]{1,4}"kind")[ \t]*:[ \t]*["']?(?:Pod)?List\b/m;
 
+/**
+ * What etcd stores for one object (its default `--max-request-bytes`, 1.5 MiB): a larger one
+ * is refused by the apiserver with etcd's words. Checked on the decoded object (aliases
+ * expanded), so a List item or a small document whose aliases expand is held to it too.
+ */
+export const MAX_STORED_OBJECT_BYTES = 1.5 * 1024 * 1024;
+/** The apiserver's limit for all of an object's annotations together (`TotalAnnotationSizeLimitB`). */
+export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
+
+/** Measured only up to the limit: the message says "more than", never a size it did not count. */
+function tooLargeToStore(): string {
+  return `etcdserver: request is too large: the object takes more than ${MAX_STORED_OBJECT_BYTES} bytes as JSON (aliases expanded), the most etcd stores for one object: split it`;
+}
+
+/**
+ * About how many bytes `value` takes as JSON, counting up to just past `limit` (then it stops):
+ * shared (aliased) values are counted every time they appear, as the JSON would repeat them.
+ */
+export function approximateJsonBytes(value: unknown, limit: number): number {
+  let bytes = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && bytes <= limit) {
+    const item = stack.pop();
+    if (typeof item === 'string') bytes += item.length + 2;
+    else if (Array.isArray(item)) {
+      bytes += 2 + item.length;
+      for (const child of item) stack.push(child);
+    } else if (typeof item === 'object' && item !== null) {
+      bytes += 2;
+      for (const key of Object.keys(item)) {
+        bytes += key.length + 4;
+        stack.push((item as Record<string, unknown>)[key]);
+      }
+    } else bytes += String(item).length;
+  }
+  return bytes;
+}
+
+/** Bytes of all annotations of `metadata` (keys and values, as the apiserver counts them); non-strings are for validation to name. */
+function annotationsBytes(metadata: unknown): number {
+  if (!isRecord(metadata) || !isRecord(metadata['annotations'])) return 0;
+  let bytes = 0;
+  for (const [key, value] of Object.entries(metadata['annotations'])) bytes += Buffer.byteLength(key) + (typeof value === 'string' ? Buffer.byteLength(value) : 0);
+  return bytes;
+}
+
 function tooLarge(bytes: number): string {
   return `the document is ${(bytes / 1024 / 1024).toFixed(1)} MiB, more than the apiserver accepts for one object (Request entity too large: limit is ${MAX_OBJECT_BYTES}): split it`;
 }
@@ -122,7 +168,7 @@ const HELM_HINT = 'this looks like an unrendered template ({{ … }}): render it
 export type ObjectSink = (object: ManifestObject) => void;
 
 /** Every object of every document of `text` (named `source` in messages); with `sink`, objects go there instead of `objects`. */
-export function parseManifestDocuments(text: string, source: string, sink?: ObjectSink): ManifestLoad {
+export function parseManifestDocuments(text: string, source: string, sink?: ObjectSink, badUtf8: ReadonlyMap<number, string> = new Map()): ManifestLoad {
   const load: ManifestLoad = { objects: [], problems: [], skipped: [] };
   const add: ObjectSink = sink ?? ((object) => load.objects.push(object));
   let document = 0;
@@ -131,6 +177,11 @@ export function parseManifestDocuments(text: string, source: string, sink?: Obje
     document++;
     if (chunk.text.length > MAX_OBJECT_BYTES && !LIST_DOCUMENT.test(chunk.text)) {
       load.problems.push({ source, document, line: firstContentLine(chunk), column: 1, message: tooLarge(chunk.text.length) });
+      continue;
+    }
+    const badLine = badUtf8.size > 0 ? firstBadLine(chunk, badUtf8) : undefined;
+    if (badLine !== undefined) {
+      load.problems.push({ source, document, line: badLine, message: badUtf8.get(badLine) ?? 'invalid UTF-8' });
       continue;
     }
     const decoded = decodeChunk(chunk);
@@ -145,7 +196,9 @@ export function parseManifestDocuments(text: string, source: string, sink?: Obje
       continue;
     }
     const position = positionIndex(chunk);
-    addObject(load, add, decoded.value, { source, document, position, chunk }, undefined, false);
+    // Only a document this large, or with aliases, can hold an object etcd would not store.
+    const measure = chunk.text.length > MAX_STORED_OBJECT_BYTES || chunk.text.includes('*');
+    addObject(load, add, decoded.value, { source, document, position, chunk, measure }, undefined, false);
   }
   return load;
 }
@@ -155,6 +208,8 @@ interface DocumentContext {
   document: number;
   chunk: YamlChunk;
   position: (path: FieldPath) => SourcePosition;
+  /** Whether objects must be measured against {@link MAX_STORED_OBJECT_BYTES}. */
+  measure: boolean;
 }
 
 function addObject(load: ManifestLoad, add: ObjectSink, value: unknown, ctx: DocumentContext, item: number | undefined, podListItem: boolean): void {
@@ -190,7 +245,9 @@ function addObject(load: ManifestLoad, add: ObjectSink, value: unknown, ctx: Doc
     items.forEach((entry, i) => addObject(load, add, entry, ctx, i, kindText === 'PodList'));
     return;
   }
-  const expected = POD_TEMPLATE_KINDS[kindText];
+  // Own kinds only: `kind: toString` is no kind of ours (it read Object.prototype's).
+  const expected = Object.hasOwn(POD_TEMPLATE_KINDS, kindText) ? POD_TEMPLATE_KINDS[kindText] : undefined;
+  if (expected !== undefined && refusedForSize(object, expected.templatePath, ctx, problem, base)) return;
   if (expected === undefined) {
     load.skipped.push({ source: ctx.source, document: ctx.document, line: at.line, apiVersion: versionText, kind: kindText, name });
     return;
@@ -216,6 +273,40 @@ function addObject(load: ManifestLoad, add: ObjectSink, value: unknown, ctx: Doc
 }
 
 /**
+ * The apiserver's size limits, checked before anything walks or copies the object: etcd's
+ * for the whole object, and the total of annotations (the object's and its pod template's).
+ * True when the object was refused (its problem reported).
+ */
+function refusedForSize(
+  object: Record<string, unknown>,
+  templatePath: readonly string[],
+  ctx: DocumentContext,
+  problem: (message: string, path?: FieldPath) => void,
+  base: FieldPath,
+): boolean {
+  if (ctx.measure) {
+    const bytes = approximateJsonBytes(object, MAX_STORED_OBJECT_BYTES);
+    if (bytes > MAX_STORED_OBJECT_BYTES) {
+      problem(tooLargeToStore());
+      return true;
+    }
+  }
+  let template: unknown = object;
+  for (const key of templatePath) template = isRecord(template) && Object.hasOwn(template, key) ? template[key] : undefined;
+  for (const [metadata, path] of [
+    [object['metadata'], ['metadata', 'annotations']],
+    [isRecord(template) && templatePath.length > 0 ? template['metadata'] : undefined, [...templatePath, 'metadata', 'annotations']],
+  ] as const) {
+    if (annotationsBytes(metadata) > MAX_ANNOTATIONS_BYTES) {
+      // The apiserver's field.TooLong for metadata.annotations.
+      problem(`${path.join('.')}: Too long: may not be more than ${MAX_ANNOTATIONS_BYTES} bytes`, [...base, ...path]);
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
  * Only blank lines and comments. A linear scan, line by line: the regular expression it
  * replaces, `/^(?:\s|#[^\n]*)*$/`, backtracked exponentially on a banner of `#` above
  * content (each more `#` doubled the time; 30 of them took 40 s).
@@ -228,6 +319,13 @@ function isBlank(text: string): boolean {
 function isBlankOrCommentLine(line: string): boolean {
   const rest = line.trimStart();
   return rest === '' || rest.startsWith('#');
+}
+
+/** The first line (1-based, in the file) of `chunk` that is not UTF-8. */
+function firstBadLine(chunk: YamlChunk, badUtf8: ReadonlyMap<number, string>): number | undefined {
+  const lines = chunk.text.split('\n').length;
+  for (let line = chunk.lineOffset + 1; line <= chunk.lineOffset + lines; line++) if (badUtf8.has(line)) return line;
+  return undefined;
 }
 
 function firstContentLine(chunk: YamlChunk): number {
@@ -276,11 +374,11 @@ export async function loadManifests(paths: readonly string[], options: LoadOptio
   // One after the other, within one budget for them all (MAX_INPUT_BYTES). An input that
   // does not fit is refused and its bytes dropped, so the inputs after it may still fit.
   const budget = { left: MAX_INPUT_BYTES };
-  const texts: (string | Error)[] = [];
+  const texts: ({ text: string; badUtf8: Map<number, string> } | Error)[] = [];
   for (const file of files) {
     try {
-      if (file === STDIN_PATH) texts.push(await (options.readStdin ?? (() => readStdin(budget)))());
-      else texts.push(await readWithin(createReadStream(file), budget));
+      if (file === STDIN_PATH && options.readStdin) texts.push({ text: await options.readStdin(), badUtf8: new Map() });
+      else texts.push(decodeUtf8(await readWithin(file === STDIN_PATH ? process.stdin : createReadStream(file), budget)));
     } catch (err) {
       texts.push(new Error(err instanceof InputTooLarge ? `not read: ${err.message}` : `cannot read: ${readReason(err)}`));
     }
@@ -294,7 +392,7 @@ export async function loadManifests(paths: readonly string[], options: LoadOptio
     }
     let sunk = 0;
     const sink = options.sink;
-    const one = parseManifestDocuments(text ?? '', source, sink && ((object) => (sunk++, sink(object))));
+    const one = parseManifestDocuments(text?.text ?? '', source, sink && ((object) => (sunk++, sink(object))), text?.badUtf8);
     if (walked.has(file) && isNotManifest(one, sunk)) {
       (load.notManifests ??= []).push(source);
       return;
@@ -331,14 +429,15 @@ function readReason(err: unknown): string {
   return e.message ?? String(err);
 }
 
-async function readStdin(budget: { left: number }): Promise<string> {
-  return readWithin(process.stdin, budget);
-}
-
 class InputTooLarge extends Error {}
 
-/** Reads `input` to its end as UTF-8 and takes its size from `budget`; throws InputTooLarge (taking nothing) once it holds more than is left. */
-async function readWithin(input: AsyncIterable<unknown>, budget: { left: number }): Promise<string> {
+/** The text of `bytes`, and its lines that are not UTF-8 (their documents are refused, as kubectl does). */
+function decodeUtf8(bytes: Buffer): { text: string; badUtf8: Map<number, string> } {
+  return { text: bytes.toString('utf8'), badUtf8: invalidUtf8Lines(bytes) };
+}
+
+/** Reads `input` to its end and takes its size from `budget`; throws InputTooLarge (taking nothing) once it holds more than is left. */
+async function readWithin(input: AsyncIterable<unknown>, budget: { left: number }): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let read = 0;
   // Leaving the loop by a throw closes the stream.
@@ -349,7 +448,7 @@ async function readWithin(input: AsyncIterable<unknown>, budget: { left: number 
     chunks.push(bytes);
   }
   budget.left -= read;
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 /** One line naming what was passed over, e.g. `skipped 3 objects probelet does not run (Service ×2, ConfigMap)`; '' when none. */

@@ -167,7 +167,8 @@ function findNulls(value: unknown, shape: Shape, path: (string | number)[], foun
   } else if (isRecord(value)) {
     // Fields this walk does not know are removed too: a null is never what anyone reads.
     for (const key of Object.keys(value)) {
-      const field = shape.object[key];
+      // Own fields only: a key named `toString` or `constructor` is no field of the schema.
+      const field = Object.hasOwn(shape.object, key) ? shape.object[key] : undefined;
       if (value[key] === null) found.push({ path: [...path, key], zero: undefined });
       else if (field !== undefined) findNulls(value[key], field, [...path, key], found);
     }

@@ -37,7 +37,7 @@ export function isWorkloadKind(kind: string): boolean {
 
 /** Where the pod template of `kind` is inside its object. */
 export function templatePathOf(kind: string): readonly string[] {
-  return POD_TEMPLATE_KINDS[kind]?.templatePath ?? [];
+  return (Object.hasOwn(POD_TEMPLATE_KINDS, kind) ? POD_TEMPLATE_KINDS[kind]?.templatePath : undefined) ?? [];
 }
 
 export interface PodNaming {

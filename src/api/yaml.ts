@@ -5,6 +5,7 @@
  * way, several times faster than a full YAML 1.2 document model; positions of fields are
  * found lazily (`locate`), only for the documents a message is about.
  */
+import { isUtf8 } from 'node:buffer';
 import yaml from 'js-yaml';
 import { blockPosition, prepareLines } from './yaml-positions.js';
 
@@ -138,6 +139,49 @@ function directivesOnly(text: string): boolean {
   return directive;
 }
 
+/**
+ * The lines (1-based) of `bytes` that are not UTF-8, each with go-yaml's words for its first
+ * bad sequence: kubectl's reader refuses such a document (`error converting YAML to JSON:
+ * yaml: invalid leading UTF-8 octet`), where decoding it as Node does would quietly put U+FFFD
+ * in its place. Empty (and fast) for a valid file; lines split at LF, a byte never part of a
+ * multi-byte sequence.
+ */
+export function invalidUtf8Lines(bytes: Buffer): Map<number, string> {
+  const bad = new Map<number, string>();
+  if (isUtf8(bytes)) return bad;
+  let line = 1;
+  let start = 0;
+  while (start <= bytes.length) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end === -1) end = bytes.length;
+    const lineBytes = bytes.subarray(start, end);
+    if (!isUtf8(lineBytes)) bad.set(line, `yaml: ${utf8Fault(lineBytes)} (kubectl refuses the document: save the file as UTF-8)`);
+    start = end + 1;
+    line++;
+  }
+  return bad;
+}
+
+/** go-yaml's reader's message for the first bad sequence of `bytes` (yaml_parser_update_buffer). */
+function utf8Fault(bytes: Buffer): string {
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i] ?? 0;
+    const width = b < 0x80 ? 1 : (b & 0xe0) === 0xc0 ? 2 : (b & 0xf0) === 0xe0 ? 3 : (b & 0xf8) === 0xf0 ? 4 : 0;
+    if (width === 0) return 'invalid leading UTF-8 octet';
+    if (i + width > bytes.length) return 'incomplete UTF-8 octet sequence';
+    let value = width === 1 ? b : width === 2 ? b & 0x1f : width === 3 ? b & 0x0f : b & 0x07;
+    for (let k = 1; k < width; k++) {
+      const t = bytes[i + k] ?? 0;
+      if ((t & 0xc0) !== 0x80) return 'invalid trailing UTF-8 octet';
+      value = (value << 6) + (t & 0x3f);
+    }
+    if (!(width === 1 || (width === 2 && value >= 0x80) || (width === 3 && value >= 0x800) || (width === 4 && value >= 0x10000))) return 'invalid length of a UTF-8 sequence';
+    if ((value >= 0xd800 && value <= 0xdfff) || value > 0x10ffff) return 'invalid Unicode character';
+    i += width;
+  }
+  return 'invalid UTF-8';
+}
+
 export interface YamlError {
   message: string;
   /** 1-based, in the file (the chunk's offset applied). */
@@ -148,9 +192,12 @@ export interface YamlError {
 /** Decodes one document. Never throws: a syntax error, an alias bomb or too deep a nesting comes back as `error`. */
 export function decodeChunk(chunk: YamlChunk): { value: unknown; error?: undefined } | { value?: undefined; error: YamlError } {
   let value: unknown;
+  // Only a document with an alias can expand: the others are read without the listener's cost.
+  const expansion = chunk.text.includes('*') ? expansionGuard(chunk.text.length + MAX_EXPANSION_BYTES) : undefined;
   try {
-    value = yaml.load(chunk.text, { schema: KUBECTL_SCHEMA, maxDepth: MAX_YAML_DEPTH } as yaml.LoadOptions);
+    value = yaml.load(chunk.text, { schema: KUBECTL_SCHEMA, maxDepth: MAX_YAML_DEPTH, ...(expansion ? { listener: expansion } : {}) } as yaml.LoadOptions);
   } catch (err) {
+    if (err instanceof ExcessiveAliasing) return { error: { message: err.message, line: err.line + chunk.lineOffset + 1, column: err.column + 1 } };
     return { error: yamlError(err, chunk) };
   }
   const budget = chunk.text.length + 10_000;
@@ -162,6 +209,69 @@ export function decodeChunk(chunk: YamlChunk): { value: unknown; error?: undefin
     };
   }
   return { value };
+}
+
+/** Bytes a document may grow by through aliases: the apiserver's request limit (3 MiB). */
+const MAX_EXPANSION_BYTES = 3 * 1024 * 1024;
+
+class ExcessiveAliasing extends Error {
+  constructor(
+    message: string,
+    /** 0-based, in the chunk: where the reader was when the expansion went over. */
+    readonly line: number,
+    readonly column: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A js-yaml listener that refuses a document while it is read, as soon as a node expanded
+ * through aliases would be larger than `limitBytes` — before js-yaml builds from it what
+ * expands for real: a complex key (`? [*s, *s, …]` is joined into one string) or a merge key
+ * (`<<: *a` copies keys). Counted bottom-up: each node's bytes are its scalar's length or its
+ * children's sum; an alias counts as the bytes of its anchor, every time it appears.
+ */
+function expansionGuard(limitBytes: number): (event: 'open' | 'close', state: yaml.State) => void {
+  const frames: Array<{ bytes: number; alias: string | undefined }> = [];
+  const anchors = new Map<string, number>();
+  return (event, state) => {
+    const s = state as unknown as { position: number; input: string; result: unknown; anchor: string | null; line: number; lineStart: number };
+    if (event === 'open') {
+      frames.push({ bytes: 0, alias: aliasAt(s.input, s.position) });
+      return;
+    }
+    const frame = frames.pop();
+    if (frame === undefined) return;
+    let bytes = frame.alias !== undefined ? (anchors.get(frame.alias) ?? 0) : frame.bytes;
+    if (frame.alias === undefined && (typeof s.result !== 'object' || s.result === null)) bytes += String(s.result).length;
+    if (bytes > limitBytes) {
+      throw new ExcessiveAliasing(
+        `the document expands to more than ${limitBytes} bytes through aliases (an alias bomb, merge keys or complex keys included); kubectl refuses it as excessive aliasing`,
+        s.line,
+        s.position - s.lineStart,
+      );
+    }
+    if (frame.alias === undefined && s.anchor !== null) anchors.set(s.anchor, bytes);
+    const parent = frames[frames.length - 1];
+    if (parent) parent.bytes += bytes;
+  };
+}
+
+/** The alias name when the node at `position` (blanks and comments first) is an alias (`*name`). */
+function aliasAt(input: string, position: number): string | undefined {
+  let p = position;
+  for (;;) {
+    const c = input.charCodeAt(p);
+    if (c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a) p++;
+    else if (c === 0x23) while (p < input.length && input.charCodeAt(p) !== 0x0a) p++;
+    else break;
+  }
+  if (input.charCodeAt(p) !== 0x2a) return undefined;
+  let end = p + 1;
+  // An alias name ends at a blank or a flow indicator (YAML 1.2 ns-anchor-char).
+  while (end < input.length && !' \t\r\n,[]{}'.includes(input[end] ?? ' ')) end++;
+  return input.slice(p + 1, end);
 }
 
 function yamlError(err: unknown, chunk: YamlChunk): YamlError {

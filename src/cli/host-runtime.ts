@@ -54,7 +54,8 @@ export function criEndpointAnswers(endpoint: string, timeoutMs = CRI_ANSWER_TIME
 export function volumeMountsOf(pod: Pod): string[] {
   const spec = pod.spec;
   if (!spec) return [];
-  const containers: Container[] = [...(spec.initContainers ?? []), ...spec.containers];
+  // Before validation: a pod without `containers` (a `container:` typo) is refused later, not crashed on here.
+  const containers: Container[] = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
   const mounts: string[] = [];
   for (const c of containers) {
     for (const m of c.volumeMounts ?? []) mounts.push(`container "${c.name}" mounts volume "${m.name}" at ${m.mountPath}`);

@@ -254,18 +254,26 @@ async function targetFromManifest(flags: ProbeFlags, probeType: ProbeType): Prom
   const loaded = podsOf(load.objects);
   const problems = [...load.problems, ...loaded.problems].map(formatProblem);
   const unusable = (message: string): CliUsageError => new CliUsageError([...problems, message].join('\n'));
-  const all: Pod[] = loaded.pods.map((p) => setPodDefaults(p.pod));
-  const pods = flags.pod === undefined ? all : all.filter((p) => p.metadata?.name === flags.pod);
-  const candidates = pods.flatMap((pod) =>
-    [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])]
+  const sources = loaded.pods.map((p) => ({ pod: setPodDefaults(p.pod), from: p }));
+  const all: Pod[] = sources.map((s) => s.pod);
+  const pods = flags.pod === undefined ? sources : sources.filter((s) => s.pod.metadata?.name === flags.pod);
+  const candidates = pods.flatMap(({ pod, from }) => {
+    const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
+    return containers
       .filter((c) => (flags.container === undefined ? true : c.name === flags.container))
-      .map((container) => ({ pod, container })),
-  );
+      .map((container) => {
+        // file:line of the container, so the user sees which of the documents each one is.
+        const list = (pod.spec?.containers ?? []).includes(container) ? 'containers' : 'initContainers';
+        const index = (list === 'containers' ? pod.spec?.containers : pod.spec?.initContainers)?.indexOf(container) ?? 0;
+        const at = from.object.position([...from.templatePath, 'spec', list, index]);
+        return { pod, container, at: `${from.object.source}:${at.line}` };
+      });
+  });
   const where = `${path}${flags.pod ? ` (pod ${flags.pod})` : ''}`;
   if (candidates.length === 0) throw unusable(notFound(path, flags, all, skippedNote(load.skipped)));
   const first = candidates[0];
   if (candidates.length > 1 || first === undefined) {
-    const names = candidates.length > 10 ? `${candidates.length} of them` : candidates.map((c) => `${c.pod.metadata?.name}/${c.container.name}`).join(', ');
+    const names = candidates.length > 10 ? `${candidates.length} of them` : candidates.map((c) => `${c.pod.metadata?.name}/${c.container.name} at ${c.at}`).join(', ');
     throw unusable(`${where}: several containers match (${names}); choose one with --pod and --container`);
   }
   const { pod, container } = first;

@@ -74,3 +74,12 @@ export function fdShortfallMessage(v: FdVerdict, pods: number): string {
     `${v.podsThatFit} of the ${pods} pods fit; ${raise} or run fewer pods`
   );
 }
+
+/**
+ * A pod that does not fit, rejected the kubelet's way when a node is over capacity (its
+ * `OutOfpods` admission failure: "Node didn't have enough resource: pods, requested: 1,
+ * used: N, capacity: N"), the capacity here being the pods that fit under `ulimit -n`.
+ */
+export function outOfFdsRejection(pod: Pod, v: FdVerdict): string {
+  return `pod ${JSON.stringify(pod.metadata?.name ?? '')} rejected (OutOfpods): Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: ${v.podsThatFit}, capacity: ${v.podsThatFit} (the pods whose file descriptors fit under ulimit -n ${v.limit}); it was not started`;
+}

@@ -36,7 +36,7 @@ import { probeCloseOption } from './probe-close-flag.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
 import { clearLongTimeout, setLongTimeout } from '../util/timer.js';
-import { fdShortfall, fdShortfallMessage } from './run-fds.js';
+import { fdShortfall, fdShortfallMessage, outOfFdsRejection } from './run-fds.js';
 import { makeDirs } from '../util/make-dirs.js';
 
 interface RunFlags extends RuntimeFlags {
@@ -120,7 +120,16 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
   if (admitted.pods.length === 0) return EXIT_USAGE;
   // The process runtime holds every container's descriptors in probelet itself.
   const shortfall = runsImages(flags) ? undefined : fdShortfall(admitted.pods);
-  if (shortfall) io.stderr(`${fdShortfallMessage(shortfall, admitted.pods.length)}\n`);
+  let outOfFds = 0;
+  if (shortfall) {
+    io.stderr(`${fdShortfallMessage(shortfall, admitted.pods.length)}\n`);
+    // Never start what cannot run (issue 33: the rest crash-looped on EMFILE): the pods that
+    // fit run, the others are rejected as a kubelet rejects a pod over its node's capacity.
+    const rejected = admitted.pods.splice(shortfall.podsThatFit);
+    outOfFds = rejected.length;
+    for (const pod of rejected) io.stderr(`probelet: ${outOfFdsRejection(pod, shortfall)}\n`);
+    if (admitted.pods.length === 0) return EXIT_USAGE;
+  }
 
   // Served before the kubelet exists: a busy port must not cost a started pod.
   const api = deferredView();
@@ -142,7 +151,7 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
       await logs.release(code === EXIT_OK && crashed.size === 0, io, [...crashed.values()]);
     }
     // Documents or pods left out ran no container: a clean stop still says so in its code.
-    const dropped = loaded.problems + refused + admitted.errors.length;
+    const dropped = loaded.problems + refused + admitted.errors.length + outOfFds;
     if (dropped > 0 && code === EXIT_OK) {
       io.stderr(`probelet: ${dropped} problem${dropped === 1 ? '' : 's'} in the input (above): the other pods ran\n`);
       return EXIT_USAGE;

@@ -12,7 +12,8 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { MAX_PROBE_OUTPUT_BYTES } from './constants.js';
 import { fromByteString, goRequestURI, goURLHostname, goURLPort, hasControlByte, HTTP_TOKEN, toByteString, type GoURL } from './http-url.js';
-import { describeConnError, describeDialError, dialTimeoutText, fdExhaustion, goQuote, joinHostPort, type SocketEnd } from './net-errors.js';
+import { describeConnError, describeDialError, dialTimeoutText, fdExhaustion, goQuote, joinHostPort, lookupTimeoutText, type SocketEnd } from './net-errors.js';
+import { probeLookup, type ProbeLookup } from './resolve.js';
 import type { ProbeClose } from './types.js';
 
 /** One request of a redirect chain (Go's `http.Request` as far as probes use it). */
@@ -50,6 +51,8 @@ const NOT_FROM_HEADER = new Set(['Host', 'User-Agent', 'Content-Length', 'Transf
 export interface Connection {
   readonly socket: net.Socket;
   readonly connected: boolean;
+  /** Whether the host name was resolved (always, for an IP literal): a deadline before it is the lookup's. */
+  readonly resolved: boolean;
   /** The last socket error seen, for wording a failed read. */
   readonly lastError: Error | undefined;
   readonly local: SocketEnd;
@@ -80,6 +83,7 @@ export interface Connection {
 class ProbeSocket extends net.Socket {
   // Names of our own, so as not to meet any node:net, node:tls or node:http property.
   probeConnected = false;
+  probeResolved = false;
   readonly probeLocal: SocketEnd = {};
   readonly probeRemote: SocketEnd = {};
   private probeLocalRead = false;
@@ -131,6 +135,10 @@ class ProbeConnection implements Connection {
     return this.raw.probeConnected;
   }
 
+  get resolved(): boolean {
+    return this.raw.probeResolved;
+  }
+
   get local(): SocketEnd {
     return this.raw.probeLocal;
   }
@@ -156,8 +164,12 @@ class ProbeConnection implements Connection {
   }
 }
 
-function openConnection(secure: boolean, hostname: string, port: number, close: ProbeClose): Connection {
-  const raw = new ProbeSocket().connect({ host: hostname, port });
+function openConnection(secure: boolean, hostname: string, port: number, close: ProbeClose, lookup: ProbeLookup['lookup']): Connection {
+  const raw = new ProbeSocket();
+  // A literal is never looked up (node:net emits no `lookup` for it).
+  raw.probeResolved = net.isIP(hostname) !== 0;
+  raw.once('lookup', () => (raw.probeResolved = true));
+  raw.connect({ host: hostname, port, lookup });
   const socket = secure
     ? tls.connect({ socket: raw, servername: sniName(hostname), rejectUnauthorized: false })
     : raw;
@@ -237,8 +249,9 @@ export function send(hop: Hop, deadline: Deadline, prepared: PreparedHop = prepa
   }
   return new Promise<Sent>((resolve) => {
     let conn: Connection;
+    const resolving = probeLookup();
     try {
-      conn = openConnection(secure, hostname, port, close);
+      conn = openConnection(secure, hostname, port, close, resolving.lookup);
     } catch (err) {
       resolve(notSent(err, describeDialError(err, hostname, port), hostname, port));
       return;
@@ -249,6 +262,7 @@ export function send(hop: Hop, deadline: Deadline, prepared: PreparedHop = prepa
       if (settled) return;
       settled = true;
       unsubscribe();
+      resolving.cancel();
       if (!result.ok) conn.close();
       resolve(result);
     };
@@ -277,7 +291,7 @@ export function send(hop: Hop, deadline: Deadline, prepared: PreparedHop = prepa
     // A 101 is a final response to Go's client (it fails the probe by its status).
     req.on('upgrade', onResponse);
     unsubscribe = deadline.onExpire(() => {
-      const text = conn.connected ? 'context deadline exceeded' : dialTimeoutText(hostname, port);
+      const text = conn.connected ? 'context deadline exceeded' : conn.resolved ? dialTimeoutText(hostname, port) : lookupTimeoutText(hostname);
       finish({ ok: false, message: `${text} ${AWAITING_HEADERS}` });
     });
     req.end();

@@ -29,10 +29,18 @@ export function describeDialError(err: unknown, host: string, port: number | str
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') {
     return `dial tcp: lookup ${host}: no such host`;
   }
+  // From probe/resolve.ts: no DNS server answered, or one failed.
+  if (code === 'ETIMEOUT') return lookupTimeoutText(host);
+  if (code === 'ESERVFAIL') return `dial tcp: lookup ${host}: server misbehaving`;
   const text = code ? SYSCALL_TEXT[code] : undefined;
   if (text) return `dial tcp ${address}: ${text}`;
   const message = err instanceof Error ? err.message : String(err);
   return `dial tcp ${address}: ${message}`;
+}
+
+/** Go's text for a dial whose name was still being resolved at its deadline (`lookupIPAddr`: `newDNSError(mapErr(ctx.Err()), host, "")`). */
+export function lookupTimeoutText(host: string): string {
+  return `dial tcp: lookup ${host}: i/o timeout`;
 }
 
 /** Go's text for a dial that did not finish before its deadline. */

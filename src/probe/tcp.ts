@@ -5,7 +5,8 @@
  */
 import net from 'node:net';
 import { afterPendingIO, realClock } from '../util/clock.js';
-import { describeDialError, dialTimeoutText, fdExhaustion, joinHostPort } from './net-errors.js';
+import { describeDialError, dialTimeoutText, fdExhaustion, joinHostPort, lookupTimeoutText } from './net-errors.js';
+import { probeLookup } from './resolve.js';
 import type { HandlerObservation, NetProbeOptions, ProbeOutcome } from './types.js';
 
 /** Go's `net.Dial` accepts 0..65535; anything else fails before any packet is sent. */
@@ -43,11 +44,13 @@ export function probeTcp(
     let settled = false;
     const startedAt = seen ? realClock.now() : 0;
 
-    const socket = net.connect({ host: host === '' ? 'localhost' : host, port });
+    const resolving = probeLookup();
+    const socket = net.connect({ host: host === '' ? 'localhost' : host, port, lookup: resolving.lookup });
 
     const finish = (outcome: ProbeOutcome): void => {
       if (settled) return;
       settled = true;
+      resolving.cancel();
       realClock.clearTimeout(timer);
       resolve(outcome);
     };
@@ -58,7 +61,7 @@ export function probeTcp(
       if (settled) return;
       socket.destroy();
       finish(
-        failure(resolvedHost === undefined ? `dial tcp: lookup ${host}: i/o timeout` : dialTimeoutText(resolvedHost, port)),
+        failure(resolvedHost === undefined ? lookupTimeoutText(host) : dialTimeoutText(resolvedHost, port)),
       );
     }
 

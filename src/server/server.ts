@@ -6,13 +6,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { realClock, type Clock } from '../util/clock.js';
 import { dashboardHeaders, loadDashboard, type Dashboard } from './dashboard.js';
+import { awaitTurn } from './connection-gate.js';
 import { guardRequest } from './guard.js';
 import { isLoopbackHost, nonLoopbackMessage } from './loopback.js';
 import { isOwnOrigin } from './origin.js';
 import { route } from './routes.js';
-import { forbiddenStatus } from './status.js';
+import { forbiddenStatus, serviceUnavailableStatus } from './status.js';
 import { serveStream, type OpenStream } from './stream.js';
-import { createStreamBudget, STREAM_LIMITS, type StreamBudget, type StreamLimits } from './stream-budget.js';
+import { createStreamBudget, STREAM_LIMITS, STREAM_RETRY_AFTER_S, type StreamBudget, type StreamLimits } from './stream-budget.js';
 import type { KubeletView } from './view.js';
 
 export interface ServerOptions {
@@ -119,7 +120,12 @@ interface ServeContext {
  */
 const OPEN_PATHS = new Set(['/healthz']);
 
+/** Answers smaller than this are not counted in the budget: what 1,000 clients hold of them is a few MiB. */
+const HELD_ANSWER_MIN_BYTES = 16 * 1024;
+
 async function respond(view: KubeletView, req: IncomingMessage, res: ServerResponse, ctx: ServeContext): Promise<void> {
+  // Nothing is built for a request before the answers ahead of it on its connection were read.
+  if (!(await awaitTurn(req, res))) return;
   const method = req.method ?? 'GET';
   const refused = guardRequest(method, req.url ?? '/', req.rawHeaders);
   if (refused) {
@@ -148,13 +154,28 @@ async function respond(view: KubeletView, req: IncomingMessage, res: ServerRespo
   }
   const file = method === 'GET' || method === 'HEAD' ? ctx.dashboard.get(path) : undefined;
   if (file) {
+    if (method === 'GET' && !held(res, file.body.length, ctx)) return;
     res.statusCode = 200;
     for (const [name, value] of Object.entries(dashboardHeaders(file.type))) res.setHeader(name, value);
     res.setHeader('Content-Length', file.body.length);
     res.end(method === 'HEAD' ? undefined : file.body);
     return;
   }
-  send(res, method, await route(view, method, rawUrl));
+  const reply = await route(view, method, rawUrl);
+  if (method === 'GET' && !held(res, Buffer.byteLength(reply.body), ctx)) return;
+  send(res, method, reply);
+}
+
+/** Whether an answer of `bytes` fits the budget (and is held in it until written out); when not, the 503 has been sent. */
+function held(res: ServerResponse, bytes: number, ctx: ServeContext): boolean {
+  if (bytes < HELD_ANSWER_MIN_BYTES || ctx.streams.hold(res, bytes)) return true;
+  const mib = (n: number): string => `${(n / 2 ** 20).toFixed(1)} MiB`;
+  const status = serviceUnavailableStatus(
+    `the answer is ${mib(bytes)}; with what the clients connected now have not read (${mib(ctx.streams.backlogBytes())}) it does not fit the server's budget for unread answers; ask for less (/probes?pod=&container=&limit=) or try again in ${STREAM_RETRY_AFTER_S} s`,
+  );
+  res.setHeader('Retry-After', String(STREAM_RETRY_AFTER_S));
+  send(res, 'GET', { status: 503, headers: { 'Content-Type': 'application/json' }, body: `${JSON.stringify(status)}\n` });
+  return false;
 }
 
 function send(res: ServerResponse, method: string, reply: { status: number; headers: Record<string, string>; body: string }): void {

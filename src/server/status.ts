@@ -26,7 +26,7 @@ export function badRequestStatus(message: string): Status {
 }
 
 export function forbiddenStatus(): Status {
-  return failure(403, 'Forbidden', 'only pages served by this API on a loopback address may read it (check the Host and Origin headers)');
+  return failure(403, 'Forbidden', 'only pages served by this API on a loopback address may read it (check the Host and Origin headers; browsers\' cross-site requests, Sec-Fetch-Site, are refused)');
 }
 
 export function serviceUnavailableStatus(message: string): Status {

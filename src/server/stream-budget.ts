@@ -4,11 +4,21 @@
  * keeps that growing. A cap per client alone let 500 such clients take 4.3 GB (issue 21), so
  * the budget is shared: a cap on how many streams are open, and one backlog budget for all
  * of them, the snapshot included.
+ *
+ * Every other large answer (`/probes`, `/pods`, `/events`, the dashboard's files) waits in
+ * the same buffers when its client does not read: 200 clients that never read `/probes`
+ * took `run` to a heap abort (issue 33). So they are held in the same budget until written
+ * out ({@link StreamBudget.hold}); one that does not fit is refused with 503.
+ *
+ * When every stream is taken, a new one takes the place of the stream furthest behind (the
+ * oldest when none is): 32 clients that read a trickle held every place and kept the
+ * dashboard out (issue 33). A reader that keeps up is never the one cut while another is
+ * behind, and an EventSource cut reconnects.
  */
 import type { ServerResponse } from 'node:http';
 
 export interface StreamLimits {
-  /** Streams open at once; one more is answered 503 with `Retry-After`. A dashboard tab holds one. */
+  /** Streams open at once; one more takes the place of the one furthest behind (the oldest when none is). A dashboard tab holds one. */
   maxStreams: number;
   /** Unread bytes one client may hold; a client further behind is cut (its EventSource reconnects to a fresh snapshot). */
   maxBacklogBytes: number;
@@ -42,6 +52,12 @@ export interface StreamBudget {
    * snapshot) and is called only when a stream is free; the message must fit the shared budget.
    */
   open(res: ServerResponse, first: () => string): StreamSlot | { refused: string };
+  /**
+   * Holds a one-off answer of `bytes` in the budget until it is written out (or its
+   * connection closes), making room by cutting the clients furthest behind; false when it
+   * cannot fit (answer 503).
+   */
+  hold(res: ServerResponse, bytes: number): boolean;
   /** Streams open now. */
   streams(): number;
   /** Unread bytes held for all clients now. */
@@ -49,10 +65,15 @@ export interface StreamBudget {
 }
 
 export function createStreamBudget(limits: StreamLimits = STREAM_LIMITS): StreamBudget {
+  /** Streams, oldest first (a Set keeps insertion order). */
   const open = new Set<ServerResponse>();
+  /** One-off answers not yet written out, with the bytes each was let in with. */
+  const held = new Map<ServerResponse, number>();
+  const heldBytes = (res: ServerResponse): number => Math.max(res.writableLength, held.get(res) ?? 0);
   const backlogBytes = (): number => {
     let sum = 0;
     for (const res of open) sum += res.writableLength;
+    for (const res of held.keys()) sum += heldBytes(res);
     return sum;
   };
   /** Cuts the clients furthest behind until `bytes` more fit in the shared budget; false when they cannot (only `keep` is behind). */
@@ -60,17 +81,44 @@ export function createStreamBudget(limits: StreamLimits = STREAM_LIMITS): Stream
     let total = backlogBytes();
     while (total + bytes > limits.totalBacklogBytes) {
       let furthest: ServerResponse | undefined;
-      for (const res of open) if (res !== keep && res.writableLength > 0 && (furthest === undefined || res.writableLength > furthest.writableLength)) furthest = res;
-      if (furthest === undefined || furthest.writableLength <= keep.writableLength) return false;
-      total -= furthest.writableLength;
+      let furthestBytes = 0;
+      for (const res of [...open, ...held.keys()]) {
+        const bytes = held.has(res) ? heldBytes(res) : res.writableLength;
+        if (res !== keep && bytes > furthestBytes) {
+          furthest = res;
+          furthestBytes = bytes;
+        }
+      }
+      if (furthest === undefined || furthestBytes <= keep.writableLength) return false;
+      total -= furthestBytes;
       open.delete(furthest);
+      held.delete(furthest);
       furthest.destroy();
     }
     return true;
   };
+  /** The stream furthest behind, the oldest among equals: the one a new stream replaces when all are taken. */
+  const slowest = (): ServerResponse | undefined => {
+    let slow: ServerResponse | undefined;
+    for (const res of open) if (slow === undefined || res.writableLength > slow.writableLength) slow = res;
+    return slow;
+  };
   return {
+    hold(res, bytes) {
+      if (bytes > limits.totalBacklogBytes || !makeRoom(bytes, res)) return false;
+      held.set(res, bytes);
+      const release = (): void => void held.delete(res);
+      res.once('finish', release);
+      res.once('close', release);
+      return true;
+    },
     open(res, makeFirst) {
-      if (open.size >= limits.maxStreams) return { refused: `${open.size} streams are open, the most this server serves at once` };
+      if (open.size >= limits.maxStreams) {
+        const slow = slowest();
+        if (slow === undefined) return { refused: `${open.size} streams are open, the most this server serves at once` };
+        open.delete(slow);
+        slow.destroy();
+      }
       const first = makeFirst();
       const firstBytes = Buffer.byteLength(first);
       if (firstBytes > limits.totalBacklogBytes) {

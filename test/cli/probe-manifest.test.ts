@@ -112,7 +112,8 @@ describe('probelet probe -f with a Pod', () => {
     const path = await manifest('two-pods.yaml', `${one}---\n${two}`);
     const ambiguous = await runCli(['probe', '-f', path, '--container', 'app']);
     expect(ambiguous.code).toBe(2);
-    expect(ambiguous.stderr).toContain('several containers match (one/app, two/app); choose one with --pod and --container');
+    // Each named with the file:line of its container, so the user sees which document is which (issue 33).
+    expect(ambiguous.stderr).toContain(`several containers match (one/app at ${path}:7, two/app at ${path}:18); choose one with --pod and --container`);
     expect((await runCli(['probe', '-f', path, '--pod', 'one'])).code).toBe(0);
     expect((await runCli(['probe', '-f', path, '--pod', 'two'])).code).toBe(1);
   });

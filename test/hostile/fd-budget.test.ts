@@ -1,7 +1,7 @@
 /**
  * Before `run` starts, the file descriptors its pods need are counted against `ulimit -n`
  * (issue 21: 400 pods under 1024 failed silently); when they do not fit, it says so, with how
- * many of the pods would.
+ * many of the pods would, runs those and rejects the others the kubelet's way (issue 33).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -54,8 +54,15 @@ describe('file descriptors a run needs', () => {
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.stdout.resume();
-    await new Promise((resolve) => child.once('exit', resolve));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(stderr).toContain(`probelet: these 30 pods need about ${FDS_BASE + 120} file descriptors on the process runtime`);
     expect(stderr).toMatch(/more than its limit of 128 \(ulimit -n\): containers would fail to start and probes would error\. 24 of the 30 pods fit; raise the hard limit \(128; as root: ulimit -Hn, or LimitNOFILE= for a service\) or run fewer pods/);
+    // Only what fits is started (issue 33: the rest crash-looped on EMFILE); the others are rejected the kubelet's way.
+    const rejected = stderr.match(/rejected \(OutOfpods\): Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 24, capacity: 24/g) ?? [];
+    expect(rejected).toHaveLength(6);
+    expect(stderr).toContain('probelet: pod "p24" rejected (OutOfpods)');
+    expect(stderr).not.toContain('pod "p23" rejected');
+    expect(stderr).not.toMatch(/EMFILE|too many open files/);
+    expect(code).toBe(2);
   }, 30_000);
 });

@@ -51,7 +51,7 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: 'an alias bomb', text: aliasBomb, says: /:\d+:\d+: document 1: the document expands to more than \d+ values through aliases \(an alias bomb\)/ },
+  { name: 'an alias bomb', text: aliasBomb, says: /:\d+:\d+: document 1: the document expands to more than \d+ (values|bytes) through aliases \(an alias bomb/ },
   { name: 'nesting 100,000 levels deep', text: () => `${'['.repeat(100_000)}${']'.repeat(100_000)}\n`, says: /document 1: nested deeper than 1000 levels, the limit/ },
   {
     name: 'a 50 MB document',
