@@ -32,6 +32,7 @@ import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
 import { RUNTIME_NAMES, createRuntime, criEndpoint, runsImages, type RuntimeFlags } from './run-runtime.js';
 import { runtimeUnreachable } from '../runtime/cri/grpc-error.js';
 import { criEndpointAnswers, hostRuntimeNotice, refuseVolumeMounts } from './host-runtime.js';
+import { refuseUnsupportedVolumes } from '../runtime/docker/volumes.js';
 import { probeCloseOption } from './probe-close-flag.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
@@ -83,8 +84,10 @@ export function registerRunCommand(
     .option('--exit-on-ready', 'stop (gracefully) and exit 0 once every pod is Ready; exit 1 if --timeout passes first')
     .option('--timeout <duration>', 'stop (gracefully) after this long: 30s, 2m, 1m30s or plain seconds')
     .option('--kubelet-restart', 'behave like a kubelet that has just restarted (jittered first probes) instead of one running for a while')
-    .addOption(new Option('--runtime <name>', 'container runtime: host processes, or a CRI runtime (containerd, CRI-O) running the images').choices(RUNTIME_NAMES).default('process'))
+    .addOption(new Option('--runtime <name>', 'container runtime: host processes, a CRI runtime (containerd, CRI-O), or a Docker Engine / Podman service, the last two running the images').choices(RUNTIME_NAMES).default('process'))
     .option('--cri-endpoint <endpoint>', 'CRI socket for --runtime cri (default: $CONTAINER_RUNTIME_ENDPOINT, else unix:///run/containerd/containerd.sock)')
+    .option('--docker-host <host>', 'Docker Engine API for --runtime docker: unix:///path or tcp://host:port (default: $DOCKER_HOST, else unix:///var/run/docker.sock)')
+    .option('--allow-host-path', 'with --runtime docker: mount hostPath volumes (paths of this machine); without it such pods are refused')
     .option('--log-dir <dir>', 'write container logs to this directory (created if needed) and keep them')
     .option('--keep-logs', 'keep the temporary log directory at exit (by default it is removed unless the run failed or a container crashed)')
     .addOption(probeCloseOption())
@@ -109,6 +112,10 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
   let pods = loaded.pods;
   if (!runsImages(flags)) {
     pods = await onTheHost(pods, flags, io, runtimeGiven);
+    if (pods.length === 0) return EXIT_USAGE;
+  }
+  if (flags.runtime === 'docker') {
+    pods = refuseUnsupportedVolumes(pods, { allowHostPath: flags.allowHostPath === true }, (text) => io.stderr(text));
     if (pods.length === 0) return EXIT_USAGE;
   }
   const refused = loaded.pods.length - pods.length;
