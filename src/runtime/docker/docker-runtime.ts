@@ -157,6 +157,7 @@ export class DockerRuntime implements ContainerRuntime {
   private readonly containers = new Map<string, ContainerRecord>();
   private readonly events = containerEvents();
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly sandboxRemovals = new Map<string, Promise<void>>();
   private relistTimer: unknown;
   private relisting = false;
   private closing: Promise<void> | undefined;
@@ -264,22 +265,43 @@ export class DockerRuntime implements ContainerRuntime {
     return { ...sandbox };
   }
 
-  async removePodSandbox(sandboxID: string): Promise<void> {
-    if (!this.sandboxes.has(sandboxID)) return;
-    await this.removeSandboxByID(sandboxID);
+  removePodSandbox(sandboxID: string): Promise<void> {
+    if (!this.sandboxes.has(sandboxID)) return Promise.resolve();
+    return this.removeSandboxByID(sandboxID);
   }
 
-  /** Kills the pod's containers (their final status read first), then removes them, the infra container and the pod's volumes. */
-  private async removeSandboxByID(sandboxID: string): Promise<void> {
-    const records = [...this.containers.values()].filter((r) => r.sandboxID === sandboxID);
-    await Promise.all(records.map(async (r) => {
-      await ignoreGone(this.docker.getContainer(r.dockerID).stop({ t: 0 }));
-      await this.refresh(r);
-    }));
-    for (const r of records) {
-      await ignoreGone(this.docker.getContainer(r.dockerID).remove({ force: true }));
-      this.forget(r);
+  /**
+   * One removal per sandbox at a time, tracked (close() waits for it): the kubelet removes a
+   * finished pod's sandbox and removes it again when it is deleted, and the daemon refuses a
+   * removal that races another ("removal of container … is already in progress").
+   */
+  private removeSandboxByID(sandboxID: string): Promise<void> {
+    let removal = this.sandboxRemovals.get(sandboxID);
+    if (!removal) {
+      removal = this.track(this.removeSandbox(sandboxID));
+      this.sandboxRemovals.set(sandboxID, removal);
+      const forget = (): void => {
+        this.sandboxRemovals.delete(sandboxID);
+      };
+      removal.then(forget, forget);
     }
+    return removal;
+  }
+
+  /**
+   * Kills the pod's containers (their final status read first), then removes them, the infra
+   * container and the pod's volumes. The containers' records stay (their last status, for the
+   * kubelet; an exec on one is the daemon's "No such container") until removed or closed.
+   */
+  private async removeSandbox(sandboxID: string): Promise<void> {
+    const records = [...this.containers.values()].filter((r) => r.sandboxID === sandboxID);
+    await Promise.all(
+      records.map(async (r) => {
+        await ignoreGone(this.docker.getContainer(r.dockerID).stop({ t: 0 }));
+        await this.refresh(r);
+      }),
+    );
+    for (const r of records) await ignoreGone(this.docker.getContainer(r.dockerID).remove({ force: true }));
     await ignoreGone(this.docker.getContainer(sandboxID).remove({ force: true }));
     const record = this.sandboxes.get(sandboxID);
     this.sandboxes.delete(sandboxID);
