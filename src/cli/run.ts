@@ -32,7 +32,7 @@ import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
 import { RUNTIME_NAMES, createRuntime, criEndpoint, runsImages, type RuntimeFlags } from './run-runtime.js';
 import { runtimeUnreachable } from '../runtime/cri/grpc-error.js';
 import { criEndpointAnswers, hostRuntimeNotice, refuseVolumeMounts } from './host-runtime.js';
-import { refuseUnsupportedVolumes } from '../runtime/docker/volumes.js';
+import { configObjectsOf, refuseUnsupportedVolumes, type VolumePolicy } from '../runtime/docker/volumes.js';
 import { probeCloseOption } from './probe-close-flag.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
@@ -114,8 +114,10 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
     pods = await onTheHost(pods, flags, io, runtimeGiven);
     if (pods.length === 0) return EXIT_USAGE;
   }
+  // The docker runtime's volumes: configMap/secret from the manifests' own documents.
+  const volumes = { allowHostPath: flags.allowHostPath === true, objects: configObjectsOf(loaded.configs) };
   if (flags.runtime === 'docker') {
-    pods = refuseUnsupportedVolumes(pods, { allowHostPath: flags.allowHostPath === true }, (text) => io.stderr(text));
+    pods = refuseUnsupportedVolumes(pods, volumes, (text) => io.stderr(text));
     if (pods.length === 0) return EXIT_USAGE;
   }
   const refused = loaded.pods.length - pods.length;
@@ -142,7 +144,7 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
     let code: number = EXIT_USAGE;
     const crashed = new Map<string, CrashNote>();
     try {
-      code = await runKubelet({ pods: admitted.pods, files, flags, timeoutMs, runDir: logs.dir, api, io, env, crashed });
+      code = await runKubelet({ pods: admitted.pods, files, flags, timeoutMs, runDir: logs.dir, api, io, env, crashed, volumes });
     } finally {
       // The logs are about the run: a dropped document does not make them worth keeping,
       // a container that crashed does, whatever the exit code.
@@ -234,10 +236,12 @@ interface Session {
   env: RunEnvironment;
   /** The latest crash of each container seen before the stop was requested (to keep their logs); one entry a container, so it stays bounded. */
   crashed: Map<string, CrashNote>;
+  /** The docker runtime's volume policy and the manifests' ConfigMaps and Secrets. */
+  volumes: VolumePolicy;
 }
 
 /** Runs the admitted pods until a reason to stop, then deletes them; returns the exit code. */
-async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env, crashed }: Session): Promise<number> {
+async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env, crashed, volumes }: Session): Promise<number> {
   // A log that could not be written (a full disk): said at once, the run goes on, exit 1 at the end.
   let logsLost = false;
   const attached: { kubelet?: Kubelet } = {};
@@ -246,6 +250,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
   const relistPhaseMs = Date.now() % PLEG_RELIST_PERIOD_MS;
   const runtime = await createRuntime(flags, runDir, {
     relistPhaseMs,
+    volumes,
     onLogWriteError: (container, path, error) => {
       logsLost = true;
       const pod = attached.kubelet?.listPods().find((p) => p.metadata?.uid === container.podUID);

@@ -128,3 +128,36 @@ export function refuseUnsupportedVolumes(pods: readonly Pod[], policy: VolumePol
     return false;
   });
 }
+
+/** A ConfigMap's or Secret's document as the manifests hold it. */
+export interface ConfigDocument {
+  kind: 'ConfigMap' | 'Secret';
+  namespace: string;
+  name: string;
+  value: Record<string, unknown>;
+}
+
+/**
+ * The files of each ConfigMap (`data` as text, `binaryData` base64) and Secret (`data` base64,
+ * `stringData` as text, which wins as the apiserver merges it), by `namespace/name` (namespace
+ * `default` when absent).
+ */
+export function configObjectsOf(documents: readonly ConfigDocument[]): ConfigObjects {
+  const configMaps = new Map<string, KeyFiles>();
+  const secrets = new Map<string, KeyFiles>();
+  const entries = (field: unknown): [string, string][] =>
+    field && typeof field === 'object' ? Object.entries(field).filter((e): e is [string, string] => typeof e[1] === 'string') : [];
+  for (const doc of documents) {
+    const files = new Map<string, Buffer>();
+    const v = doc.value;
+    if (doc.kind === 'ConfigMap') {
+      for (const [k, text] of entries(v['data'])) files.set(k, Buffer.from(text, 'utf8'));
+      for (const [k, b64] of entries(v['binaryData'])) files.set(k, Buffer.from(b64, 'base64'));
+    } else {
+      for (const [k, b64] of entries(v['data'])) files.set(k, Buffer.from(b64, 'base64'));
+      for (const [k, text] of entries(v['stringData'])) files.set(k, Buffer.from(text, 'utf8'));
+    }
+    (doc.kind === 'ConfigMap' ? configMaps : secrets).set(`${doc.namespace || 'default'}/${doc.name}`, files);
+  }
+  return { configMaps, secrets };
+}
