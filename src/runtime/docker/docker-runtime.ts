@@ -34,6 +34,7 @@ import { MANAGED_LABEL, NODE_LABEL, POD_UID_LABEL, RUN_LABEL, ownerLabels, podLo
 import { describeConnection, type DockerConnection } from './docker-host.js';
 import { CONTAINER_TYPE_LABEL, DEFAULT_PAUSE_IMAGE, containerCreateOptions, infraCreateOptions } from './pod-config.js';
 import { podVolumeSources, type VolumePolicy, type VolumeSource } from './volumes.js';
+import { pullAuthFor } from './pull-secrets.js';
 
 /** The kubelet's PLEG relist period. */
 export const RELIST_PERIOD_MS = 1_000;
@@ -200,9 +201,11 @@ export class DockerRuntime implements ContainerRuntime {
     }
   }
 
-  async pullImage(image: string): Promise<ImageInfo> {
+  /** Pulls with the credentials of the pod's `imagePullSecrets` for the image's registry (pull-secrets.ts), else anonymously. */
+  async pullImage(image: string, pod: Pod): Promise<ImageInfo> {
     try {
-      const stream = await this.docker.pull(withDefaultTag(image));
+      const auth = pullAuthFor(pod, image, this.policy.objects);
+      const stream = await this.docker.pull(withDefaultTag(image), auth ? { authconfig: auth } : {});
       await new Promise<void>((resolve, reject) => {
         this.docker.modem.followProgress(stream, (err: Error | null, output: { error?: string }[]) => {
           const failed = output.find((o) => typeof o.error === 'string');
