@@ -28,6 +28,9 @@ if ! installed docker.io; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends docker.io >/dev/null
+  # On a machine run by systemd the package starts the system's dockerd (docker0, iptables):
+  # not what was asked for here, so the units it started are stopped again.
+  if [ -d /run/systemd/system ]; then systemctl disable --now docker.service docker.socket >/dev/null 2>&1 || true; fi
 fi
 
 mkdir -p "$W"/{data,exec,containerd/root,containerd/state,images}

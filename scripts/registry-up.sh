@@ -21,6 +21,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Under systemd the package starts its own registry on :5000; the ones here replace it.
+  if [ -d /run/systemd/system ]; then systemctl disable --now docker-registry.service >/dev/null 2>&1 || true; fi
 fi
 mkdir -p "$RW"/{data-public,data-private,certs}
 
