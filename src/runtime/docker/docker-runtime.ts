@@ -40,6 +40,11 @@ import { pullAuthFor } from './pull-secrets.js';
 export const RELIST_PERIOD_MS = 1_000;
 /** How long the first call may take before the daemon counts as unreachable. */
 const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * Deadline of each removal when cleaning up: a wedged daemon must not hold Ctrl-C for ever, but a
+ * busy one is slow (a `docker rm -f` took 14 s here with the machine's load at 55).
+ */
+const CLEANUP_TIMEOUT_MS = 30_000;
 /** gRPC's `Unknown`: what cri-dockerd's errors carry when the kubelet words them. */
 const CODE_UNKNOWN = 2;
 /** The pod IP of a host-network pod: the node's, which probelet reports as 127.0.0.1. */
@@ -516,14 +521,14 @@ export class DockerRuntime implements ContainerRuntime {
     const chosen = listed.filter((c) => which(c.Labels));
     const infraLast = [...chosen.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] !== 'podsandbox'), ...chosen.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] === 'podsandbox')];
     for (const c of infraLast) {
-      await ignoreGone(this.docker.getContainer(c.Id).remove({ force: true })).catch((err: unknown) =>
+      await ignoreGone(withTimeout(this.docker.getContainer(c.Id).remove({ force: true }), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
         this.warn(`could not remove the container ${c.Id} ${whose} from ${this.where}: ${apiMessage(err)}; remove it by hand (docker rm -f ${c.Id})`),
       );
     }
     const { Volumes } = await this.docker.listVolumes({ filters: { label: [label] } });
     for (const v of Volumes ?? []) {
       if (!which(v.Labels ?? {})) continue;
-      await ignoreGone(this.docker.getVolume(v.Name).remove({ force: true })).catch((err: unknown) =>
+      await ignoreGone(withTimeout(this.docker.getVolume(v.Name).remove({ force: true }), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
         this.warn(`could not remove the volume ${v.Name} ${whose} from ${this.where}: ${apiMessage(err)}; remove it by hand (docker volume rm -f ${v.Name})`),
       );
     }
