@@ -68,11 +68,25 @@ export interface ManifestLoad {
   problems: ManifestProblem[];
   skipped: ManifestSkip[];
   /**
+   * The ConfigMap and Secret documents among the skipped ones, as decoded: what a runtime that
+   * mounts `configMap`/`secret` volumes reads them from (there is no API server).
+   */
+  configs?: ManifestConfig[];
+  /**
    * Files found by walking a folder none of whose documents is a Kubernetes object (a
    * behaviour file, a values file): passed over with a note, not reported as problems.
    * A file named on the command line is never passed over: the user meant it.
    */
   notManifests?: string[];
+}
+
+/** A ConfigMap or Secret of the manifests (see {@link ManifestLoad.configs}). */
+export interface ManifestConfig {
+  kind: 'ConfigMap' | 'Secret';
+  /** `metadata.namespace` ('' when absent). */
+  namespace: string;
+  name: string;
+  value: Record<string, unknown>;
 }
 
 /** `file:line:col: document N[, items[i]]: field: message`, leaving out what is not known. */
@@ -250,6 +264,7 @@ function addObject(load: ManifestLoad, add: ObjectSink, value: unknown, ctx: Doc
   if (expected !== undefined && refusedForSize(object, expected.templatePath, ctx, problem, base)) return;
   if (expected === undefined) {
     load.skipped.push({ source: ctx.source, document: ctx.document, line: at.line, apiVersion: versionText, kind: kindText, name });
+    if ((kindText === 'ConfigMap' || kindText === 'Secret') && versionText === CORE_API_VERSION) (load.configs ??= []).push({ kind: kindText, namespace, name, value: object });
     return;
   }
   if (expected.apiVersion !== versionText) {
@@ -400,6 +415,7 @@ export async function loadManifests(paths: readonly string[], options: LoadOptio
     load.objects.push(...one.objects);
     load.problems.push(...one.problems);
     load.skipped.push(...one.skipped);
+    if (one.configs) (load.configs ??= []).push(...one.configs);
   });
   return load;
 }

@@ -6,7 +6,7 @@
  * invalid pod only drops itself: the others still run.
  */
 import type { AdmitResult } from '../api/admit.js';
-import { formatProblem, loadManifests, skippedNote } from '../api/documents.js';
+import { formatProblem, loadManifests, skippedNote, type ManifestConfig } from '../api/documents.js';
 import { podsOf } from '../api/manifest.js';
 import type { Pod } from '../api/types.js';
 import { admitForLocalRun, type LocalRunAdmission } from '../kubelet/admission.js';
@@ -16,7 +16,11 @@ import type { CliIO } from './io.js';
  * The pods of every file, in order, and how many problems (dropped documents) were printed;
  * `pods` undefined (after printing why) when there is nothing to run.
  */
-export async function loadPods(files: readonly string[], io: CliIO, nowMs: number = Date.now()): Promise<{ pods: Pod[] | undefined; problems: number }> {
+export async function loadPods(
+  files: readonly string[],
+  io: CliIO,
+  nowMs: number = Date.now(),
+): Promise<{ pods: Pod[] | undefined; problems: number; configs: ManifestConfig[] }> {
   const load = await loadManifests(files);
   const { pods, problems } = podsOf(load.objects, { naming: 'controller', nowMs });
   for (const problem of [...load.problems, ...problems]) io.stderr(`probelet: ${formatProblem(problem)}\n`);
@@ -25,9 +29,9 @@ export async function loadPods(files: readonly string[], io: CliIO, nowMs: numbe
   const count = load.problems.length + problems.length;
   if (pods.length === 0) {
     io.stderr(`probelet: no pods in ${files.join(', ')}\n`);
-    return { pods: undefined, problems: count };
+    return { pods: undefined, problems: count, configs: [] };
   }
-  return { pods: pods.map((p) => p.pod), problems: count };
+  return { pods: pods.map((p) => p.pod), problems: count, configs: load.configs ?? [] };
 }
 
 /**

@@ -32,6 +32,7 @@ import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
 import { RUNTIME_NAMES, createRuntime, criEndpoint, runsImages, type RuntimeFlags } from './run-runtime.js';
 import { runtimeUnreachable } from '../runtime/cri/grpc-error.js';
 import { criEndpointAnswers, hostRuntimeNotice, refuseVolumeMounts } from './host-runtime.js';
+import { configObjectsOf, refuseUnsupportedVolumes, type VolumePolicy } from '../runtime/docker/volumes.js';
 import { probeCloseOption } from './probe-close-flag.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
@@ -83,8 +84,10 @@ export function registerRunCommand(
     .option('--exit-on-ready', 'stop (gracefully) and exit 0 once every pod is Ready; exit 1 if --timeout passes first')
     .option('--timeout <duration>', 'stop (gracefully) after this long: 30s, 2m, 1m30s or plain seconds')
     .option('--kubelet-restart', 'behave like a kubelet that has just restarted (jittered first probes) instead of one running for a while')
-    .addOption(new Option('--runtime <name>', 'container runtime: host processes, or a CRI runtime (containerd, CRI-O) running the images').choices(RUNTIME_NAMES).default('process'))
+    .addOption(new Option('--runtime <name>', 'container runtime: host processes, a CRI runtime (containerd, CRI-O), or a Docker Engine / Podman service, the last two running the images').choices(RUNTIME_NAMES).default('process'))
     .option('--cri-endpoint <endpoint>', 'CRI socket for --runtime cri (default: $CONTAINER_RUNTIME_ENDPOINT, else unix:///run/containerd/containerd.sock)')
+    .option('--docker-host <host>', 'Docker Engine API for --runtime docker: unix:///path or tcp://host:port (default: $DOCKER_HOST, else unix:///var/run/docker.sock)')
+    .option('--allow-host-path', 'with --runtime docker: mount hostPath volumes (paths of this machine); without it such pods are refused')
     .option('--log-dir <dir>', 'write container logs to this directory (created if needed) and keep them')
     .option('--keep-logs', 'keep the temporary log directory at exit (by default it is removed unless the run failed or a container crashed)')
     .addOption(probeCloseOption())
@@ -109,6 +112,12 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
   let pods = loaded.pods;
   if (!runsImages(flags)) {
     pods = await onTheHost(pods, flags, io, runtimeGiven);
+    if (pods.length === 0) return EXIT_USAGE;
+  }
+  // The docker runtime's volumes: configMap/secret from the manifests' own documents.
+  const volumes = { allowHostPath: flags.allowHostPath === true, objects: configObjectsOf(loaded.configs) };
+  if (flags.runtime === 'docker') {
+    pods = refuseUnsupportedVolumes(pods, volumes, (text) => io.stderr(text));
     if (pods.length === 0) return EXIT_USAGE;
   }
   const refused = loaded.pods.length - pods.length;
@@ -144,7 +153,7 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
     let code: number = EXIT_USAGE;
     const crashed = new Map<string, CrashNote>();
     try {
-      code = await runKubelet({ pods: admitted.pods, files, flags, timeoutMs, runDir: logs.dir, api, io, env, crashed });
+      code = await runKubelet({ pods: admitted.pods, files, flags, timeoutMs, runDir: logs.dir, api, io, env, crashed, volumes });
     } finally {
       // The logs are about the run: a dropped document does not make them worth keeping,
       // a container that crashed does, whatever the exit code.
@@ -236,10 +245,12 @@ interface Session {
   env: RunEnvironment;
   /** The latest crash of each container seen before the stop was requested (to keep their logs); one entry a container, so it stays bounded. */
   crashed: Map<string, CrashNote>;
+  /** The docker runtime's volume policy and the manifests' ConfigMaps and Secrets. */
+  volumes: VolumePolicy;
 }
 
 /** Runs the admitted pods until a reason to stop, then deletes them; returns the exit code. */
-async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env, crashed }: Session): Promise<number> {
+async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env, crashed, volumes }: Session): Promise<number> {
   // A log that could not be written (a full disk): said at once, the run goes on, exit 1 at the end.
   let logsLost = false;
   const attached: { kubelet?: Kubelet } = {};
@@ -248,6 +259,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
   const relistPhaseMs = Date.now() % PLEG_RELIST_PERIOD_MS;
   const runtime = await createRuntime(flags, runDir, {
     relistPhaseMs,
+    volumes,
     onLogWriteError: (container, path, error) => {
       logsLost = true;
       const pod = attached.kubelet?.listPods().find((p) => p.metadata?.uid === container.podUID);

@@ -55,10 +55,19 @@ describe('probelet run --runtime', () => {
     expect(res.stderr).toContain('npm run cri:up');
   });
 
+  it('--runtime docker with no daemon at --docker-host: exit 2 naming the fix; the command-less pod was admitted', async () => {
+    const { dir, file } = manifest(IMAGE_ONLY);
+    const res = await runCli(['run', file, '--runtime', 'docker', '--docker-host', `unix://${dir}/none.sock`, '--listen', '127.0.0.1:0']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).not.toContain('command: Required value');
+    expect(res.stderr).toContain(`--runtime docker: no Docker daemon answers at unix://${dir}/none.sock`);
+    expect(res.stderr).toContain('npm run docker:up');
+  });
+
   it('an unknown runtime is a usage error listing the choices', async () => {
     const { file } = manifest(IMAGE_ONLY);
-    const res = await runCli(['run', file, '--runtime', 'docker']);
+    const res = await runCli(['run', file, '--runtime', 'rkt']);
     expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(/Allowed choices are process, cri/);
+    expect(res.stderr).toMatch(/Allowed choices are process, cri, docker/);
   });
 });

@@ -22,6 +22,7 @@ import { createCriRuntime, type CriRuntime } from '../../src/runtime/cri/cri-run
 import { RUN_LABEL } from '../../src/runtime/cri/pod-config.js';
 import { aliveWithMarker, eventually, killMarked, markerEnv } from '../helpers/processes.js';
 import type { Harness } from '../e2e/helpers.js';
+import type { ContainerRuntime } from '../../src/runtime/types.js';
 
 export const CRI_ENDPOINT =
   process.env.PROBELET_CRI_ENDPOINT ?? process.env.CONTAINER_RUNTIME_ENDPOINT ?? 'unix:///tmp/probelet-cri/containerd.sock';
@@ -43,13 +44,20 @@ export function criUnavailable(): string | undefined {
  * itself) passes its own.
  */
 export function describeCri(name: string, body: () => void, unavailable: () => string | undefined = criUnavailable): void {
-  const reason = unavailable();
+  describeWhen(name, body, unavailable(), 'PROBELET_REQUIRE_CRI', 'containerd');
+}
+
+/**
+ * `describe` when `reason` is undefined; else a skipped suite whose name says why, or — with
+ * `requireVar`=1 — a failing test saying the same (a runtime CI must have).
+ */
+export function describeWhen(name: string, body: () => void, reason: string | undefined, requireVar: string, what: string): void {
   if (reason === undefined) {
     describe(name, body);
-  } else if (process.env.PROBELET_REQUIRE_CRI === '1') {
+  } else if (process.env[requireVar] === '1') {
     describe(name, () => {
-      it(`needs containerd: ${reason}`, () => {
-        throw new Error(`PROBELET_REQUIRE_CRI=1 but ${reason}`);
+      it(`needs ${what}: ${reason}`, () => {
+        throw new Error(`${requireVar}=1 but ${reason}`);
       });
     });
   } else {
@@ -61,12 +69,29 @@ export interface CriHarness extends Harness {
   runtime: CriRuntime;
 }
 
-const byTest = new Map<string, CriHarness[]>();
+/** A harness over any runtime that labels what it makes with its run (CRI, Docker). */
+export interface RuntimeHarness<R extends ContainerRuntime & { runID: string } = ContainerRuntime & { runID: string }> extends Harness {
+  runtime: R;
+}
 
-/** A kubelet over a fresh CRI runtime, closed by {@link stopCriKubelets}(testId). */
-export async function startCriKubelet(testId: string): Promise<CriHarness> {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'probelet-cri-')));
-  const runtime = await createCriRuntime({ endpoint: CRI_ENDPOINT, runDir: join(dir, 'pods') });
+interface Held {
+  h: RuntimeHarness;
+  /** What the runtime still holds of the run, as its own API lists it. */
+  leftIn: (runID: string) => Promise<string[]>;
+  where: string;
+}
+
+const byTest = new Map<string, Held[]>();
+
+/** A kubelet over `makeRuntime(runDir)`, closed by {@link stopRuntimeKubelets}(testId). */
+export async function startRuntimeKubelet<R extends ContainerRuntime & { runID: string }>(
+  testId: string,
+  makeRuntime: (runDir: string) => Promise<R>,
+  leftIn: (runID: string) => Promise<string[]>,
+  where: string,
+): Promise<RuntimeHarness<R>> {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'probelet-rt-')));
+  const runtime = await makeRuntime(join(dir, 'pods'));
   const kubelet = new Kubelet({ runtime });
   const history: Harness['history'] = new Map();
   kubelet.onPodStatus((pod) => {
@@ -75,18 +100,23 @@ export async function startCriKubelet(testId: string): Promise<CriHarness> {
     if (!seen) history.set(name, (seen = []));
     seen.push({ atMs: performance.now(), pod: structuredClone(pod) });
   });
-  const h: CriHarness = { kubelet, runtime, marker: markerEnv().marker, dir, history };
-  byTest.set(testId, [...(byTest.get(testId) ?? []), h]);
+  const h: RuntimeHarness<R> = { kubelet, runtime, marker: markerEnv().marker, dir, history };
+  byTest.set(testId, [...(byTest.get(testId) ?? []), { h, leftIn, where }]);
   return h;
 }
 
-/** Closes the test's kubelets; nothing of theirs may be left in containerd or in /proc. */
-export async function stopCriKubelets(testId: string): Promise<void> {
+/** A kubelet over a fresh CRI runtime, closed by {@link stopCriKubelets}(testId). */
+export function startCriKubelet(testId: string): Promise<CriHarness> {
+  return startRuntimeKubelet(testId, (runDir) => createCriRuntime({ endpoint: CRI_ENDPOINT, runDir }), leftInRuntime, 'containerd');
+}
+
+/** Closes the test's kubelets; nothing of theirs may be left in the runtime or in /proc. */
+export async function stopRuntimeKubelets(testId: string): Promise<void> {
   const list = byTest.get(testId) ?? [];
   byTest.delete(testId);
-  for (const h of list) {
+  for (const { h, leftIn, where } of list) {
     await h.kubelet.close();
-    expect(await leftInRuntime(h.runtime.runID), 'sandboxes/containers left in containerd').toEqual([]);
+    expect(await leftIn(h.runtime.runID), `left in ${where}`).toEqual([]);
     const gone = await eventually(() => aliveWithMarker(h.marker).length === 0, 3000, 50);
     const leaked = gone ? [] : aliveWithMarker(h.marker).map((p) => `${p.pid} ${p.cmdline}`);
     killMarked(h.marker);
@@ -94,6 +124,8 @@ export async function stopCriKubelets(testId: string): Promise<void> {
     expect(leaked, 'container processes left after close()').toEqual([]);
   }
 }
+
+export const stopCriKubelets = stopRuntimeKubelets;
 
 /** Sandboxes and containers carrying the run's label, as the CRI lists them. */
 export async function leftInRuntime(runID: string): Promise<string[]> {
@@ -109,7 +141,7 @@ export async function leftInRuntime(runID: string): Promise<string[]> {
 }
 
 /** A busybox container whose processes carry the harness's marker. */
-export function bb(h: Harness, name: string, command: string[] | undefined, extra: Partial<Container> = {}): Container {
+export function bb(h: Pick<Harness, 'marker'>, name: string, command: string[] | undefined, extra: Partial<Container> = {}): Container {
   return {
     name,
     image: BUSYBOX,

@@ -748,7 +748,7 @@ function restartCountOf(annotations: cri.Labels | undefined, attempt: number): n
 }
 
 /** Whether the probelet process that created it still runs: its PID is alive and, when recorded, started when it did. */
-function ownerAlive(labels: cri.Labels): boolean {
+export function ownerAlive(labels: cri.Labels): boolean {
   const pid = Number(labels[PID_LABEL]);
   if (!processAlive(pid)) return false;
   const start = labels[PID_START_LABEL];

@@ -1,0 +1,682 @@
+/**
+ * The Docker runtime: pods and containers on a Docker Engine — or Podman's Docker-compatible
+ * service — through the Engine API (dockerode), behind the same `ContainerRuntime` seam as the
+ * process and CRI runtimes, so the kubelet above runs unchanged.
+ *
+ * - A pod is an infra container of the pause image holding the pod's network (its address is
+ *   the pod IP: HTTP/TCP/gRPC probes dial it from the host, as the kubelet's do), IPC and, with
+ *   `shareProcessNamespace`, PID namespaces; its containers join them (pod-config.ts), as
+ *   dockershim did. Volumes: volumes.ts.
+ * - Container state is the daemon's: an inspect after every action, and a relist every second
+ *   (the kubelet's PLEG) that finds the containers that exited on their own.
+ * - Exec probes go through the exec API; the probe's timeout is a deadline on the call, past
+ *   which the probe fails as upstream's ExecSync timeout does (`command timed out: …`).
+ * - Logs come through the API (a follow stream per container) into the kubelet's log layout
+ *   under `runDir`, the tail kept in memory.
+ * - Everything created (containers, volumes) carries probelet's owner labels (run, PID and
+ *   the PID's start time): `close()` removes what this run made; at start, what a probelet
+ *   that is gone (SIGKILL) left is removed; what a live probelet made is never touched.
+ */
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type Dockerode from 'dockerode';
+import type { Container, Pod } from '../../api/types.js';
+import { realClock, type Clock } from '../../util/clock.js';
+import { commandTimedOut, DEFAULT_MAX_OUTPUT_BYTES } from '../../spawn/index.js';
+import { goStatusErrorText } from '../../util/go-status.js';
+import { resolveContainerEnv } from '../env.js';
+import { containerFieldPath } from '../input-error.js';
+import { DEFAULT_LOG_TAIL_BYTES, containerLogPath, openContainerLog, type ContainerLog } from '../logs.js';
+import { containerEvents } from '../container-events.js';
+import type { ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
+import { VANISHED_MESSAGE, VANISHED_REASON, ownerAlive } from '../cri/cri-runtime.js';
+import { MANAGED_LABEL, NODE_LABEL, POD_UID_LABEL, RUN_LABEL, ownerLabels, podLogDirectory, processStartTime, type Owner } from '../cri/pod-config.js';
+import { describeConnection, type DockerConnection } from './docker-host.js';
+import { CONTAINER_TYPE_LABEL, DEFAULT_PAUSE_IMAGE, containerCreateOptions, infraCreateOptions } from './pod-config.js';
+import { podVolumeSources, type VolumePolicy, type VolumeSource } from './volumes.js';
+import { pullAuthFor } from './pull-secrets.js';
+
+/** The kubelet's PLEG relist period. */
+export const RELIST_PERIOD_MS = 1_000;
+/** How long the first call may take before the daemon counts as unreachable. */
+const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * Deadline of each removal when cleaning up: a wedged daemon must not hold Ctrl-C for ever, but a
+ * busy one is slow (a `docker rm -f` took 14 s here with the machine's load at 55).
+ */
+const CLEANUP_TIMEOUT_MS = 30_000;
+/** gRPC's `Unknown`: what cri-dockerd's errors carry when the kubelet words them. */
+const CODE_UNKNOWN = 2;
+/** The pod IP of a host-network pod: the node's, which probelet reports as 127.0.0.1. */
+const HOST_NETWORK_POD_IP = '127.0.0.1';
+
+export interface DockerRuntimeOptions {
+  connection: DockerConnection;
+  /** Root of the pod log directories (the kubelet's `/var/log/pods`); configMap/secret files go there too. */
+  runDir: string;
+  clock?: Clock;
+  relistPeriodMs?: number;
+  /** Relist at `relistPhaseMs + k × relistPeriodMs` of the clock (as CriRuntimeOptions.relistPhaseMs). */
+  relistPhaseMs?: number;
+  logTailBytes?: number;
+  /** The infra container's image. Default {@link DEFAULT_PAUSE_IMAGE}. */
+  pauseImage?: string;
+  volumes?: VolumePolicy;
+  /** Where warnings go. Default `process.emitWarning`. */
+  warn?: (message: string) => void;
+  onLogWriteError?: (container: RuntimeContainerStatus, path: string, error: Error) => void;
+}
+
+interface SandboxRecord {
+  readonly sandbox: PodSandbox;
+  readonly volumes: ReadonlyMap<string, VolumeSource>;
+}
+
+interface ContainerRecord {
+  readonly dockerID: string;
+  readonly sandboxID: string;
+  status: RuntimeContainerStatus;
+  log?: ContainerLog;
+  logStream?: NodeJS.ReadableStream;
+}
+
+/** An Engine API error's status code and message (docker-modem's shape). */
+function apiStatus(err: unknown): number | undefined {
+  const code = (err as { statusCode?: unknown } | undefined)?.statusCode;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** The daemon's own words (`No such image: …`), else the error's. */
+export function apiMessage(err: unknown): string {
+  const json = (err as { json?: unknown } | undefined)?.json;
+  if (json && typeof json === 'object' && typeof (json as { message?: unknown }).message === 'string') return (json as { message: string }).message;
+  if (typeof json === 'string' && json.trim()) return json.trim();
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** A connect error in words that say what to do. */
+export function explainDockerConnectError(connection: DockerConnection, err: unknown): Error {
+  const where = describeConnection(connection);
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT' || code === 'ECONNREFUSED') {
+    return new Error(`no Docker daemon answers at ${where} (${code}): start one — \`npm run docker:up\` starts a private one and prints its DOCKER_HOST — or point --docker-host / DOCKER_HOST at yours (Podman: \`podman system service\`, unix:///run/podman/podman.sock)`);
+  }
+  if (code === 'EACCES') return new Error(`permission denied on ${where}: run probelet as root or as a member of the socket's group (docker)`);
+  return new Error(`the Docker daemon at ${where} does not answer: ${apiMessage(err)}`);
+}
+
+/** `busybox` → `busybox:latest`: the Engine pulls every tag of a repository given without one. */
+export function withDefaultTag(image: string): string {
+  const last = image.slice(image.lastIndexOf('/') + 1);
+  return last.includes(':') || last.includes('@') ? image : `${image}:latest`;
+}
+
+/** Connects (failing with an error that names the fix), removes crash leftovers, starts the relist. */
+export async function createDockerRuntime(options: DockerRuntimeOptions): Promise<DockerRuntime> {
+  // dockerode is loaded here, not with the module: a kubelet without Docker never pays for it.
+  const { default: Docker } = await import('dockerode');
+  const docker = new Docker(options.connection);
+  let version: Dockerode.DockerVersion;
+  try {
+    version = await withTimeout(docker.version(), CONNECT_TIMEOUT_MS, 'no answer to GET /version', options.clock);
+  } catch (err) {
+    throw explainDockerConnectError(options.connection, err);
+  }
+  const runtime = new DockerRuntime(docker, version, options);
+  try {
+    await runtime.removeLeftovers();
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+  runtime.startRelist();
+  return runtime;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, what: string, clock: Clock = realClock): Promise<T> {
+  let timer: unknown;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = clock.setTimeout(() => reject(new Error(what)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clock.clearTimeout(timer));
+}
+
+/** See the file comment; build it with {@link createDockerRuntime}. */
+export class DockerRuntime implements ContainerRuntime {
+  readonly runsImages = true;
+  readonly relists = true;
+  /** `Docker Engine 20.10.24` or `Podman Engine 4.3.1`. */
+  readonly version: string;
+  private readonly scheme = 'docker://';
+  private readonly where: string;
+  private readonly clock: Clock;
+  private readonly runDir: string;
+  private readonly relistPeriodMs: number;
+  private readonly relistPhaseMs: number | undefined;
+  private readonly logTailBytes: number;
+  private readonly pauseImage: string;
+  private readonly policy: VolumePolicy;
+  private readonly owner: Owner;
+  private readonly warn: (message: string) => void;
+  private readonly onLogWriteError: DockerRuntimeOptions['onLogWriteError'];
+  private readonly sandboxes = new Map<string, SandboxRecord>();
+  private readonly containers = new Map<string, ContainerRecord>();
+  private readonly events = containerEvents();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly sandboxRemovals = new Map<string, Promise<void>>();
+  private relistTimer: unknown;
+  private relisting = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly docker: Dockerode,
+    version: Dockerode.DockerVersion,
+    options: DockerRuntimeOptions,
+  ) {
+    const components = (version as { Components?: { Name?: string; Version?: string }[] }).Components ?? [];
+    const podman = components.find((c) => /podman/i.test(c.Name ?? ''));
+    this.version = podman ? `${podman.Name ?? 'Podman'} ${podman.Version ?? version.Version}` : `Docker Engine ${version.Version}`;
+    this.where = describeConnection(options.connection);
+    this.clock = options.clock ?? realClock;
+    this.runDir = options.runDir;
+    this.relistPeriodMs = options.relistPeriodMs ?? RELIST_PERIOD_MS;
+    this.relistPhaseMs = options.relistPhaseMs;
+    this.logTailBytes = options.logTailBytes ?? DEFAULT_LOG_TAIL_BYTES;
+    this.pauseImage = options.pauseImage ?? DEFAULT_PAUSE_IMAGE;
+    this.policy = options.volumes ?? {};
+    this.warn = options.warn ?? ((message) => process.emitWarning(message));
+    this.onLogWriteError = options.onLogWriteError;
+    this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid, pidStart: processStartTime(process.pid) };
+  }
+
+  /** The label value of this run, for tests that look for what it left. */
+  get runID(): string {
+    return this.owner.runID;
+  }
+
+  // --- images -------------------------------------------------------------------------
+
+  async imageStatus(image: string): Promise<ImageInfo | undefined> {
+    try {
+      const info = await this.docker.getImage(image).inspect();
+      return { ref: info.Id, size: info.Size };
+    } catch (err) {
+      if (apiStatus(err) === 404) return undefined;
+      throw new Error(apiMessage(err));
+    }
+  }
+
+  /** Pulls with the credentials of the pod's `imagePullSecrets` for the image's registry (pull-secrets.ts), else anonymously. */
+  async pullImage(image: string, pod: Pod): Promise<ImageInfo> {
+    try {
+      const auth = pullAuthFor(pod, image, this.policy.objects);
+      const stream = await this.docker.pull(withDefaultTag(image), auth ? { authconfig: auth } : {});
+      await new Promise<void>((resolve, reject) => {
+        this.docker.modem.followProgress(stream, (err: Error | null, output: { error?: string }[]) => {
+          const failed = output.find((o) => typeof o.error === 'string');
+          if (err) reject(err);
+          else if (failed) reject(new Error(failed.error));
+          else resolve();
+        });
+      });
+    } catch (err) {
+      const detail = apiMessage(err);
+      throw new Error(`${goStatusErrorText(CODE_UNKNOWN, `Error response from daemon: ${detail}`)}${pullHint(detail)}`);
+    }
+    const status = await this.imageStatus(image);
+    if (!status) throw new Error(goStatusErrorText(CODE_UNKNOWN, `image "${image}" not present after its pull`));
+    return status;
+  }
+
+  /** The daemon answers `GET /_ping`: both conditions true; else rejects. */
+  async runtimeStatus(): Promise<RuntimeCondition[]> {
+    await withTimeout(this.docker.ping(), CONNECT_TIMEOUT_MS, `no answer from ${this.where}`, this.clock);
+    return [
+      { type: 'RuntimeReady', status: true, reason: '', message: '' },
+      { type: 'NetworkReady', status: true, reason: '', message: '' },
+    ];
+  }
+
+  // --- sandboxes ------------------------------------------------------------------------
+
+  runPodSandbox(pod: Pod): Promise<PodSandbox> {
+    return this.track(this.makeSandbox(pod));
+  }
+
+  private async makeSandbox(pod: Pod): Promise<PodSandbox> {
+    this.assertOpen();
+    const uid = pod.metadata?.uid ?? '';
+    const volumes = podVolumeSources(pod, podLogDirectory(this.runDir, pod), this.policy);
+    const labels = { ...ownerLabels(this.owner), [POD_UID_LABEL]: uid };
+    for (const source of volumes.values()) {
+      if (source.kind !== 'daemon-volume') continue;
+      await this.docker.createVolume({ Name: source.name, Labels: labels, ...(source.memory ? { Driver: 'local', DriverOpts: { type: 'tmpfs', device: 'tmpfs' } } : {}) });
+    }
+    let infra: Dockerode.Container;
+    try {
+      infra = await this.docker.createContainer(infraCreateOptions(pod, this.owner, this.pauseImage));
+    } catch (err) {
+      await this.removeVolumes(volumes).catch(() => undefined);
+      throw new Error(`creating the pod's infra container: ${apiMessage(err)}${apiStatus(err) === 404 ? ` (the pause image ${this.pauseImage} is not in the daemon: \`npm run docker:up\` loads it)` : ''}`);
+    }
+    const sandbox: PodSandbox = { id: infra.id, podUID: uid, podIP: HOST_NETWORK_POD_IP };
+    this.sandboxes.set(infra.id, { sandbox, volumes });
+    try {
+      await infra.start();
+      if (pod.spec?.hostNetwork !== true) sandbox.podIP = infraIP(await infra.inspect());
+    } catch (err) {
+      await this.removeSandboxByID(infra.id).catch(() => undefined);
+      throw new Error(`starting the pod's infra container: ${apiMessage(err)}`);
+    }
+    // Closed while the sandbox was being made: it must not outlive the runtime.
+    if (this.closing) await this.removeSandboxByID(infra.id);
+    return { ...sandbox };
+  }
+
+  removePodSandbox(sandboxID: string): Promise<void> {
+    if (!this.sandboxes.has(sandboxID)) return Promise.resolve();
+    return this.removeSandboxByID(sandboxID);
+  }
+
+  /**
+   * One removal per sandbox at a time, tracked (close() waits for it): the kubelet removes a
+   * finished pod's sandbox and removes it again when it is deleted, and the daemon refuses a
+   * removal that races another ("removal of container … is already in progress").
+   */
+  private removeSandboxByID(sandboxID: string): Promise<void> {
+    let removal = this.sandboxRemovals.get(sandboxID);
+    if (!removal) {
+      removal = this.track(this.removeSandbox(sandboxID));
+      this.sandboxRemovals.set(sandboxID, removal);
+      const forget = (): void => {
+        this.sandboxRemovals.delete(sandboxID);
+      };
+      removal.then(forget, forget);
+    }
+    return removal;
+  }
+
+  /**
+   * Kills the pod's containers (their final status read first), then removes them, the infra
+   * container and the pod's volumes. The containers' records stay (their last status, for the
+   * kubelet; an exec on one is the daemon's "No such container") until removed or closed.
+   */
+  private async removeSandbox(sandboxID: string): Promise<void> {
+    const records = [...this.containers.values()].filter((r) => r.sandboxID === sandboxID);
+    await Promise.all(
+      records.map(async (r) => {
+        await ignoreGone(this.docker.getContainer(r.dockerID).stop({ t: 0 }));
+        await this.refresh(r);
+      }),
+    );
+    for (const r of records) await ignoreGone(this.docker.getContainer(r.dockerID).remove({ force: true }));
+    await ignoreGone(this.docker.getContainer(sandboxID).remove({ force: true }));
+    const record = this.sandboxes.get(sandboxID);
+    this.sandboxes.delete(sandboxID);
+    if (record) await this.removeVolumes(record.volumes);
+  }
+
+  private async removeVolumes(volumes: ReadonlyMap<string, VolumeSource>): Promise<void> {
+    for (const source of volumes.values()) {
+      if (source.kind === 'daemon-volume') await ignoreGone(this.docker.getVolume(source.name).remove({ force: true }));
+    }
+  }
+
+  // --- containers -----------------------------------------------------------------------
+
+  startContainer(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus> {
+    return this.track(this.start(sandboxID, pod, container, attempt));
+  }
+
+  private async start(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus> {
+    this.assertOpen();
+    const sandbox = this.sandboxes.get(sandboxID);
+    if (!sandbox) throw new Error(`pod sandbox "${sandboxID}" not found`);
+    const env = resolveContainerEnv(pod, container, { podIP: sandbox.sandbox.podIP }, containerFieldPath(pod, container));
+    const options = containerCreateOptions({ pod, container, attempt, infraID: sandboxID, env, owner: this.owner, volumes: sandbox.volumes });
+    let created: Dockerode.Container;
+    try {
+      created = await this.docker.createContainer(options);
+    } catch (err) {
+      throw new Error(apiMessage(err));
+    }
+    const meta = pod.metadata ?? {};
+    const record: ContainerRecord = {
+      dockerID: created.id,
+      sandboxID,
+      status: {
+        id: `${this.scheme}${created.id}`,
+        podUID: sandbox.sandbox.podUID,
+        name: container.name,
+        attempt,
+        image: container.image ?? '',
+        state: 'created',
+        createdAt: this.clock.now(),
+        logPath: containerLogPath(this.runDir, { namespace: meta.namespace ?? 'default', name: meta.name ?? '', uid: meta.uid ?? '' }, container.name, attempt),
+      },
+    };
+    this.containers.set(record.status.id, record);
+    let startError: string | undefined;
+    try {
+      await created.start();
+    } catch (err) {
+      startError = apiMessage(err);
+    }
+    if (startError === undefined) await this.followLogs(record, created);
+    await this.refresh(record, false);
+    if (startError !== undefined) {
+      // As containerd reports a failed start (Docker leaves it `created` with exit 127 or 126).
+      Object.assign(record.status, { state: 'exited', exitCode: 128, reason: 'StartError', message: startError, finishedAt: this.clock.now() });
+    }
+    this.events.emit(record.status.state === 'exited' ? 'exited' : 'started', record.status);
+    if (this.closing) await ignoreGone(created.remove({ force: true }));
+    return { ...record.status };
+  }
+
+  /** The container's output from the API into its log file and tail, until it exits. */
+  private async followLogs(record: ContainerRecord, container: Dockerode.Container): Promise<void> {
+    const path = record.status.logPath ?? '';
+    let log: ContainerLog;
+    try {
+      log = openContainerLog(path, this.logTailBytes, (p, error) => this.onLogWriteError?.({ ...record.status }, p, error));
+    } catch (err) {
+      this.onLogWriteError?.({ ...record.status }, path, err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    record.log = log;
+    let stream: NodeJS.ReadableStream;
+    try {
+      stream = (await container.logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream;
+    } catch {
+      log.close();
+      return;
+    }
+    record.logStream = stream;
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        log.write(chunk);
+        done();
+      },
+    });
+    this.docker.modem.demuxStream(stream, sink, sink);
+    const end = (): void => log.close();
+    stream.on('end', end);
+    stream.on('error', end);
+  }
+
+  async stopContainer(containerID: string, gracePeriodMs: number): Promise<void> {
+    const record = this.containers.get(containerID);
+    if (!record) return;
+    const seconds = Math.max(0, Math.ceil(gracePeriodMs / 1000));
+    await ignoreGone(this.docker.getContainer(record.dockerID).stop({ t: seconds }));
+    await this.refresh(record);
+  }
+
+  async removeContainer(containerID: string): Promise<void> {
+    const record = this.containers.get(containerID);
+    if (!record) return;
+    await ignoreGone(this.docker.getContainer(record.dockerID).remove({ force: true }));
+    this.forget(record);
+  }
+
+  private forget(record: ContainerRecord): void {
+    const stream = record.logStream as (NodeJS.ReadableStream & { destroy?: () => void }) | undefined;
+    stream?.destroy?.();
+    record.log?.close();
+    this.containers.delete(record.status.id);
+  }
+
+  containerStatus(containerID: string): RuntimeContainerStatus | undefined {
+    const record = this.containers.get(containerID);
+    return record ? { ...record.status } : undefined;
+  }
+
+  listContainers(podUID?: string): RuntimeContainerStatus[] {
+    return [...this.containers.values()].filter((r) => podUID === undefined || r.status.podUID === podUID).map((r) => ({ ...r.status }));
+  }
+
+  execSync(containerID: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
+    if (this.closing) return Promise.reject(new Error('container runtime is closed'));
+    const record = this.containers.get(containerID);
+    if (!record) return Promise.reject(new Error(`container "${containerID}" not found`));
+    // Not tracked: close() must not wait out a probe's timeout.
+    return this.exec(record, cmd, timeoutMs);
+  }
+
+  /**
+   * The exec API: create, start attached (stdout and stderr demultiplexed, each capped), wait
+   * for the end of the stream within the timeout, then read the exit code. Past the timeout
+   * the call fails as the kubelet's ExecSync does; the command itself is left to end in the
+   * container (the Engine cannot kill an exec, and neither could dockershim).
+   */
+  private async exec(record: ContainerRecord, cmd: string[], timeoutMs: number): Promise<ExecResult> {
+    const stdout = capped();
+    const stderr = capped();
+    let stream: NodeJS.ReadableStream & { destroy?: () => void };
+    let exec: Dockerode.Exec;
+    try {
+      exec = await this.docker.getContainer(record.dockerID).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
+      stream = (await exec.start({ hijack: true, stdin: false })) as typeof stream;
+    } catch (err) {
+      throw Object.assign(new Error(goStatusErrorText(CODE_UNKNOWN, apiMessage(err))), { output: '' });
+    }
+    this.docker.modem.demuxStream(stream, stdout.sink, stderr.sink);
+    const ended = new Promise<void>((resolve, reject) => {
+      stream.on('end', resolve);
+      stream.on('close', resolve);
+      stream.on('error', reject);
+    });
+    let timer: unknown;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      if (timeoutMs > 0) timer = this.clock.setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    try {
+      const outcome = await Promise.race([ended, timedOut]);
+      if (outcome === 'timeout') {
+        stream.destroy?.();
+        throw commandTimedOut(cmd, timeoutMs, '');
+      }
+    } finally {
+      this.clock.clearTimeout(timer);
+    }
+    const { ExitCode } = await exec.inspect();
+    const output = Buffer.concat([stdout.bytes(), stderr.bytes()]).subarray(0, DEFAULT_MAX_OUTPUT_BYTES).toString('utf8');
+    return { output, exitCode: ExitCode ?? 0 };
+  }
+
+  containerLogs(containerID: string): string {
+    return this.containers.get(containerID)?.log?.tail() ?? '';
+  }
+
+  subscribe(listener: (event: ContainerEvent) => void): () => void {
+    return this.events.subscribe(listener);
+  }
+
+  // --- lifecycle ------------------------------------------------------------------------
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.clock.clearTimeout(this.relistTimer);
+    await Promise.allSettled([...this.inFlight]);
+    try {
+      await this.removeLabelled(`${RUN_LABEL}=${this.owner.runID}`, () => true, 'of this run');
+    } catch (err) {
+      this.warn(`could not remove this run's containers from ${this.where}: ${apiMessage(err)}; the next probelet start on it removes them, or: docker rm -f $(docker ps -aq --filter label=${RUN_LABEL}=${this.owner.runID})`);
+    } finally {
+      for (const record of [...this.containers.values()]) this.forget(record);
+      this.sandboxes.clear();
+    }
+  }
+
+  /**
+   * Removes containers (the pods' own first, then their infra containers) and volumes that
+   * carry `label` and satisfy `which`; one that cannot be removed is a warning naming it.
+   */
+  private async removeLabelled(label: string, which: (labels: Record<string, string>) => boolean, whose: string): Promise<void> {
+    const listed = await this.docker.listContainers({ all: true, filters: { label: [label] } });
+    const chosen = listed.filter((c) => which(c.Labels));
+    const infraLast = [...chosen.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] !== 'podsandbox'), ...chosen.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] === 'podsandbox')];
+    for (const c of infraLast) {
+      await ignoreGone(withTimeout(this.docker.getContainer(c.Id).remove({ force: true }), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
+        this.warn(`could not remove the container ${c.Id} ${whose} from ${this.where}: ${apiMessage(err)}; remove it by hand (docker rm -f ${c.Id})`),
+      );
+    }
+    const { Volumes } = await this.docker.listVolumes({ filters: { label: [label] } });
+    for (const v of Volumes ?? []) {
+      if (!which(v.Labels ?? {})) continue;
+      await ignoreGone(withTimeout(this.docker.getVolume(v.Name).remove({ force: true }), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
+        this.warn(`could not remove the volume ${v.Name} ${whose} from ${this.where}: ${apiMessage(err)}; remove it by hand (docker volume rm -f ${v.Name})`),
+      );
+    }
+  }
+
+  /**
+   * Removes what probelet processes that are gone (a SIGKILL, a crash) left in the daemon.
+   * What a live probelet made, or a `probelet node` agent's pods, is never touched.
+   */
+  async removeLeftovers(): Promise<void> {
+    await this.removeLabelled(`${MANAGED_LABEL}=true`, (labels) => !ownerAlive(labels) && labels[NODE_LABEL] === undefined, 'an earlier probelet left');
+  }
+
+  startRelist(): void {
+    if (this.closing) return;
+    this.relistTimer = this.clock.setTimeout(() => {
+      void this.relist().finally(() => this.startRelist());
+    }, this.untilNextRelist());
+  }
+
+  private untilNextRelist(): number {
+    if (this.relistPhaseMs === undefined) return this.relistPeriodMs;
+    const period = this.relistPeriodMs;
+    const since = (((this.clock.now() - this.relistPhaseMs) % period) + period) % period;
+    return period - since;
+  }
+
+  /** PLEG: containers that stopped since the last look get their final status and an `exited` event. */
+  async relist(): Promise<void> {
+    if (this.relisting || this.closing) return;
+    this.relisting = true;
+    try {
+      const listed = await this.docker.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=${this.owner.runID}`] } });
+      const states = new Map(listed.map((c) => [c.Id, c.State]));
+      for (const record of [...this.containers.values()]) {
+        if (record.status.state !== 'running') continue;
+        const state = states.get(record.dockerID);
+        if (state === undefined || state === 'exited' || state === 'dead') await this.refresh(record);
+      }
+    } catch {
+      // A relist that fails is retried at the next period, as the PLEG does.
+    } finally {
+      this.relisting = false;
+    }
+  }
+
+  /** Reads the container's state from the daemon; emits `exited` when it has just stopped. Resolves whether the daemon still had it. */
+  private async refresh(record: ContainerRecord, emit = true): Promise<boolean> {
+    let info: Dockerode.ContainerInspectInfo | undefined;
+    try {
+      info = await this.docker.getContainer(record.dockerID).inspect();
+    } catch (err) {
+      if (apiStatus(err) !== 404) return true;
+    }
+    const wasRunning = record.status.state === 'running';
+    if (!info) {
+      if (wasRunning) {
+        Object.assign(record.status, { state: 'exited', exitCode: 137, reason: VANISHED_REASON, message: VANISHED_MESSAGE, finishedAt: this.clock.now() });
+      } else if (record.status.state !== 'exited') {
+        Object.assign(record.status, { state: 'exited', exitCode: record.status.exitCode ?? 137, reason: 'Error', finishedAt: this.clock.now() });
+      }
+    } else {
+      record.status = { ...record.status, ...fromInspect(info) };
+    }
+    if (emit && wasRunning && record.status.state === 'exited') this.events.emit('exited', record.status);
+    return info !== undefined;
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new Error('container runtime is closed');
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const untrack = (): void => {
+      this.inFlight.delete(work);
+    };
+    work.then(untrack, untrack);
+    return work;
+  }
+}
+
+/** The infra container's address on its network (the default bridge's, or the first network's). */
+function infraIP(info: Dockerode.ContainerInspectInfo): string {
+  const settings = info.NetworkSettings as { IPAddress?: string; Networks?: Record<string, { IPAddress?: string }> };
+  if (settings.IPAddress) return settings.IPAddress;
+  for (const network of Object.values(settings.Networks ?? {})) if (network.IPAddress) return network.IPAddress;
+  return '';
+}
+
+/** Docker's zero time (`0001-01-01T00:00:00Z`) is unset. */
+function epochMs(iso: string | undefined): number | undefined {
+  if (!iso) return undefined;
+  const ms = Date.parse(iso);
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
+}
+
+/** The fields of an inspect the kubelet reads, with containerd's reasons (`Completed`, `Error`, `OOMKilled`). */
+export function fromInspect(info: Dockerode.ContainerInspectInfo): Partial<RuntimeContainerStatus> {
+  const s = info.State;
+  const state: RuntimeContainerStatus['state'] =
+    s.Status === 'created' ? 'created' : s.Status === 'exited' || s.Status === 'dead' ? 'exited' : s.Status === 'running' || s.Status === 'paused' || s.Status === 'restarting' ? 'running' : 'unknown';
+  const out: Partial<RuntimeContainerStatus> = { state };
+  const createdAt = epochMs(info.Created);
+  if (createdAt !== undefined) out.createdAt = createdAt;
+  const startedAt = epochMs(s.StartedAt);
+  if (startedAt !== undefined) out.startedAt = startedAt;
+  if (state === 'exited') {
+    out.exitCode = s.ExitCode;
+    const finishedAt = epochMs(s.FinishedAt);
+    if (finishedAt !== undefined) out.finishedAt = finishedAt;
+    out.reason = s.OOMKilled ? 'OOMKilled' : s.ExitCode === 0 ? 'Completed' : 'Error';
+    if (s.Error) out.message = s.Error;
+  }
+  return out;
+}
+
+/** Stop/remove of something already gone (404) or already stopped (304) is done. */
+async function ignoreGone(call: Promise<unknown>): Promise<void> {
+  try {
+    await call;
+  } catch (err) {
+    const status = apiStatus(err);
+    if (status !== 404 && status !== 304) throw err;
+  }
+}
+
+/** A sink that keeps at most DEFAULT_MAX_OUTPUT_BYTES. */
+function capped(): { sink: Writable; bytes(): Buffer } {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  return {
+    sink: new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        if (size < DEFAULT_MAX_OUTPUT_BYTES) {
+          const part = chunk.subarray(0, DEFAULT_MAX_OUTPUT_BYTES - size);
+          chunks.push(part);
+          size += part.length;
+        }
+        done();
+      },
+    }),
+    bytes: () => Buffer.concat(chunks),
+  };
+}
+
+/** What to do about an image the daemon cannot pull (no registry reachable, unknown name). */
+function pullHint(detail: string): string {
+  if (!/not found|does not exist|no such host|connection refused|i\/o timeout|pull access denied|manifest unknown/i.test(detail)) return '';
+  return ' (the image is neither on this machine nor pullable: check its name, or load it into the daemon — e.g. `docker load -i IMAGE.tar` — and use imagePullPolicy IfNotPresent)';
+}

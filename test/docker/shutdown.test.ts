@@ -1,0 +1,104 @@
+/**
+ * `probelet run --runtime docker` as a real child process on a real daemon: Ready on its pod
+ * IP; SIGINT, SIGTERM and SIGHUP (graceful) and a second Ctrl-C (forced) each leave no
+ * container, volume or process behind; a SIGKILL of probelet leaves its pods to the next
+ * start, which removes them.
+ */
+import { afterEach, expect, it, vi } from 'vitest';
+import type { Pod } from '../../src/api/types.js';
+import { PID_LABEL } from '../../src/runtime/cri/pod-config.js';
+import { aliveWithMarker } from '../helpers/processes.js';
+import { exitCode, markerVar, nothingLeft, scratch, startRun, type Scratch } from '../cli/run-child.js';
+import { BUSYBOX } from '../cri/helpers.js';
+import { DOCKER_HOST, describeDocker, leftInDaemon } from './helpers.js';
+
+let s: Scratch | undefined;
+afterEach(() => {
+  s?.cleanup();
+  s = undefined;
+});
+
+/** A Deployment whose httpd serves from an emptyDir; `ignoresTerm`: only a kill stops it. */
+function deployment(sc: Scratch, name: string, ignoresTerm: boolean): unknown {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          terminationGracePeriodSeconds: ignoresTerm ? 60 : 2,
+          volumes: [{ name: 'www', emptyDir: {} }],
+          containers: [
+            {
+              name: 'httpd',
+              image: BUSYBOX,
+              command: ['sh', '-c', `echo ok >/www/healthz; ${ignoresTerm ? "trap '' TERM; httpd -f -p 8080 -h /www & wait" : 'exec httpd -f -p 8080 -h /www'}`],
+              env: [markerVar(sc)],
+              volumeMounts: [{ name: 'www', mountPath: '/www' }],
+              readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+function readyPod(stdout: string): Pod | undefined {
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('{"type":"pod"')) continue;
+    const { pod } = JSON.parse(line) as { pod: Pod };
+    if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return pod;
+  }
+  return undefined;
+}
+
+function args(file: string): string[] {
+  return [file, '--runtime', 'docker', '--docker-host', DOCKER_HOST, '--listen', '127.0.0.1:0', '-o', 'json'];
+}
+
+describeDocker('docker: probelet run --runtime docker, stopped by signals', () => {
+  for (const [signal, forced] of [['SIGINT', false], ['SIGTERM', false], ['SIGHUP', false], ['SIGINT', true]] as const) {
+    it(`${forced ? 'a second Ctrl-C (kill at once)' : signal}: Ready on the pod IP, then no container, volume or process left`, async () => {
+      s = scratch();
+      const file = s.manifest('deploy.yaml', deployment(s, 'web', forced));
+      const run = startRun(s, args(file));
+      await run.waitForStdout((out) => readyPod(out) !== undefined, 30_000);
+      const pid = String(run.child.pid ?? 0);
+      expect(readyPod(run.stdout())?.status?.podIP).toMatch(/^169\.254\.\d+\.\d+$/);
+      const held = await leftInDaemon(pid, PID_LABEL);
+      expect(held.filter((x) => x.startsWith('container'))).toHaveLength(2);
+      expect(held.filter((x) => x.startsWith('volume'))).toHaveLength(1);
+      expect(aliveWithMarker(s.marker).length).toBeGreaterThan(0);
+
+      run.child.kill(signal);
+      if (forced) {
+        await vi.waitFor(() => expect(run.stderr()).toContain('deleting every pod gracefully'), { timeout: 10_000 });
+        run.child.kill('SIGINT');
+      }
+      expect(await exitCode(run, 30_000)).toBe(forced ? 130 : 0);
+      expect(await leftInDaemon(pid, PID_LABEL), `left in the daemon; probelet's stderr:\n${run.stderr()}`).toEqual([]);
+      expect(await nothingLeft(s.marker)).toBe(true);
+    }, 60_000);
+  }
+
+  it('SIGKILL: the pods stay until the next probelet start on the daemon, which removes them', async () => {
+    s = scratch();
+    const file = s.manifest('deploy.yaml', deployment(s, 'web', false));
+    const killed = startRun(s, args(file));
+    await killed.waitForStdout((out) => readyPod(out) !== undefined, 30_000);
+    const pid = String(killed.child.pid ?? 0);
+    killed.child.kill('SIGKILL');
+    await exitCode(killed, 10_000);
+    expect((await leftInDaemon(pid, PID_LABEL)).length).toBe(3);
+
+    const next = startRun(s, [...args(file), '--exit-on-ready', '--timeout', '40s']);
+    expect(await exitCode(next, 50_000), next.stderr()).toBe(0);
+    expect(await leftInDaemon(pid, PID_LABEL)).toEqual([]);
+    expect(await leftInDaemon(String(next.child.pid ?? 0), PID_LABEL)).toEqual([]);
+    expect(await nothingLeft(s.marker)).toBe(true);
+  }, 90_000);
+});
