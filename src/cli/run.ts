@@ -31,7 +31,8 @@ import { admitAndReport, asNewPod, loadPods, printRejected } from './run-input.j
 import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
 import { RUNTIME_NAMES, createRuntime, criEndpoint, runsImages, type RuntimeFlags } from './run-runtime.js';
 import { runtimeUnreachable } from '../runtime/cri/grpc-error.js';
-import { criEndpointAnswers, hostRuntimeNotice, refuseVolumeMounts } from './host-runtime.js';
+import { criEndpointAnswers, hostRuntimeNotice, refuseHostCommands, refuseVolumeMounts } from './host-runtime.js';
+import { withIdentity } from '../kubelet/admission.js';
 import { probeCloseOption } from './probe-close-flag.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
@@ -48,6 +49,7 @@ interface RunFlags extends RuntimeFlags {
   logDir?: string;
   keepLogs?: boolean;
   probeClose: ProbeClose;
+  hostWrites?: boolean;
 }
 
 /** The process around the command; tests drive it in-process with their own. */
@@ -85,6 +87,7 @@ export function registerRunCommand(
     .option('--kubelet-restart', 'behave like a kubelet that has just restarted (jittered first probes) instead of one running for a while')
     .addOption(new Option('--runtime <name>', 'container runtime: host processes, or a CRI runtime (containerd, CRI-O) running the images').choices(RUNTIME_NAMES).default('process'))
     .option('--cri-endpoint <endpoint>', 'CRI socket for --runtime cri (default: $CONTAINER_RUNTIME_ENDPOINT, else unix:///run/containerd/containerd.sock)')
+    .option('--host-writes', 'process runtime: run pods whose commands write to host paths outside /tmp (refused otherwise)')
     .option('--log-dir <dir>', 'write container logs to this directory (created if needed) and keep them')
     .option('--keep-logs', 'keep the temporary log directory at exit (by default it is removed unless the run failed or a container crashed)')
     .addOption(probeCloseOption())
@@ -106,7 +109,8 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
 
   const loaded = await loadPods(files, io);
   if (!loaded.pods) return EXIT_USAGE;
-  let pods = loaded.pods;
+  // Named now (generateName completed), so that a refusal below names the pod it refuses.
+  let pods = loaded.pods.map(withIdentity);
   if (!runsImages(flags)) {
     pods = await onTheHost(pods, flags, io, runtimeGiven);
     if (pods.length === 0) return EXIT_USAGE;
@@ -155,7 +159,9 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
 
 /**
  * The process runtime runs commands on this host: say so, and refuse the pods that mount
- * volumes unless `--runtime process` was given (see host-runtime.ts). Returns the pods to run.
+ * volumes or need their image's programs unless `--runtime process` was given, and those
+ * whose commands write to host paths unless `--host-writes` was (see host-runtime.ts).
+ * Returns the pods to run.
  */
 async function onTheHost(pods: Pod[], flags: RunFlags, io: CliIO, runtimeGiven: boolean): Promise<Pod[]> {
   let endpoint: string | undefined;
@@ -166,7 +172,9 @@ async function onTheHost(pods: Pod[], flags: RunFlags, io: CliIO, runtimeGiven: 
   }
   const answering = endpoint !== undefined && (await criEndpointAnswers(endpoint)) ? endpoint : undefined;
   io.stderr(hostRuntimeNotice(answering));
-  return runtimeGiven ? pods : refuseVolumeMounts(pods, (text) => io.stderr(text));
+  const stderr = (text: string): void => io.stderr(text);
+  const mounting = runtimeGiven ? pods : refuseVolumeMounts(pods, stderr);
+  return refuseHostCommands(mounting, { runtimeGiven, hostWrites: flags.hostWrites === true }, stderr);
 }
 
 /** The temporary run directories' names: `<tmpdir>/probelet-run-XXXXXX`. */

@@ -15,6 +15,7 @@ metadata: {name: good}
 spec:
   containers:
     - name: app
+      image: x
       command: [sleep, "60"]
       livenessProbe: {exec: {command: ["true"]}}
 `;
@@ -25,6 +26,7 @@ metadata: {name: ${name}}
 spec:
   containers:
     - name: app
+      image: x
       command: [sleep, "60"]
       livenessProbe:
 ${probe
