@@ -147,7 +147,9 @@ function simpleCommands(script: string): string[][] {
       else word += ch;
       continue;
     }
-    if (ch === '"' || ch === "'") {
+    if (ch === '&' && word.endsWith('>')) {
+      word += ch; // a redirection to a descriptor (2>&1, >&2), not a separator
+    } else if (ch === '"' || ch === "'") {
       quote = ch;
       inWord = true;
     } else if (ch === '\n' || ch === ';' || ch === '&' || ch === '|' || ch === '(' || ch === ')' || ch === '`') {

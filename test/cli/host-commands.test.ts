@@ -40,6 +40,8 @@ describe('what a pod would do on this host', () => {
       'container "c" writes to /etc/motd on this host',
     ]);
     expect(hostCommandFindings(pod(['sh', '-c', 'echo ok > /tmp/ready; cat /etc/hostname >/dev/stdout']), PATH)).toEqual({ missing: [], writes: [] });
+    // Redirections to descriptors are no commands; a quoted path is no write.
+    expect(hostCommandFindings(pod(['sh', '-c', 'echo "fatal: no config at /etc/app.conf" >&2; ls 2>&1 | cat; exit 3']), PATH)).toEqual({ missing: [], writes: [] });
   });
 
   it('refuses such a pod by name unless asked: --runtime process for programs, --host-writes for writes', () => {
