@@ -25,7 +25,7 @@ import { requireReadable } from './inputs.js';
 import { CliUsageError, type CliIO } from './io.js';
 import { createLiveView, type OutputFormat } from './live-view.js';
 import { watchCrashes, type CrashNote } from './crash-notes.js';
-import { checkCommand, formatMeasurements, measure, type MeasurementsLine } from './measurements.js';
+import { checkCommand, containerStartsOf, formatMeasurements, measure, type MeasurementsLine } from './measurements.js';
 import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
 import { admitAndReport, asNewPod, loadPods, printRejected } from './run-input.js';
 import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
@@ -354,7 +354,7 @@ function deletionFailed(err: unknown): number {
 
 /** What the run measured, and the `probelet check` line that feeds it to `check`. */
 function reportMeasurements(kubelet: Kubelet, files: string[], startedAt: number, output: OutputFormat, out: CliIO): void {
-  const containers = measure(kubelet.listProbes(), startedAt);
+  const containers = measure(kubelet.listProbes(), startedAt, containerStartsOf(kubelet.listPods()));
   const check = checkCommand(files, containers);
   if (output === 'json') {
     const line: MeasurementsLine = { type: 'measurements', since: new Date(startedAt).toISOString(), containers, check };
