@@ -33,6 +33,7 @@ import { RUNTIME_NAMES, createRuntime, criEndpoint, runsImages, type RuntimeFlag
 import { runtimeUnreachable } from '../runtime/cri/grpc-error.js';
 import { criEndpointAnswers, hostRuntimeNotice, refuseHostCommands, refuseVolumeMounts } from './host-runtime.js';
 import { withIdentity } from '../kubelet/admission.js';
+import { watchSpamFilter } from './spam-notice.js';
 import { probeCloseOption } from './probe-close-flag.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
@@ -270,6 +271,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
     if (flags.exitOnReady) judgeReadiness(watching, latest, stop);
   });
   const offEvents = kubelet.recorder.subscribe((event) => view.event(event));
+  const offSpam = watchSpamFilter(kubelet.recorder, (text) => view.notice(text));
   let stopping = false;
   const names = new Map(pods.map((p) => [p.metadata?.uid ?? '', p.metadata?.name ?? '']));
   const offCrashes = watchCrashes(
@@ -332,6 +334,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
     await withinMs(closing ?? kubelet.close(), FORCED_STOP_WAIT_MS);
     offStatus();
     offEvents();
+    offSpam();
     offCrashes();
     offProbes?.();
     view.close();
