@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 const entry = new URL('../dist/cli/main.js', import.meta.url);
 if (!existsSync(entry)) {
   const root = fileURLToPath(new URL('..', import.meta.url));
-  process.stderr.write(`probelet: ${root}dist/ is missing (a source checkout is not built): run \`npm run build\` in ${root}, then try again\n`);
+  // Without node_modules the build itself fails (no tsc): a fresh clone needs both steps.
+  const steps = existsSync(new URL('../node_modules/typescript/', import.meta.url)) ? '`npm run build`' : '`npm ci` then `npm run build`';
+  process.stderr.write(`probelet: ${root}dist/ is missing (a source checkout is not built): run ${steps} in ${root}, then try again\n`);
   process.exit(2);
 }
 const { main } = await import(entry.href);

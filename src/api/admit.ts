@@ -46,3 +46,11 @@ export function admitPods(pods: readonly Pod[], options: PodValidationOptions = 
   });
   return { pods: admitted, errors: rejected };
 }
+
+/**
+ * `admitPods` for pods that exist already (a node agent's, from the apiserver):
+ * `ValidatePodCreate`'s rules are not theirs — `kubectl debug` adds ephemeral containers.
+ */
+export function admitExistingPods(pods: readonly Pod[]): AdmitResult {
+  return admitPods(pods, { create: false });
+}

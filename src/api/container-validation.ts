@@ -10,9 +10,20 @@ import type { ContainerPort, ContainerRestartRule } from './types.js';
 /** The container fields these checks read; regular, init and ephemeral containers all have them. */
 export interface ContainerLike {
   name: string;
+  image?: string | null;
   ports?: ContainerPort[];
   restartPolicy?: string;
   restartPolicyRules?: ContainerRestartRule[];
+}
+
+/**
+ * Upstream's `validateContainerOnlyForPod`: a Pod's image may not start or end with
+ * whitespace. Pod templates keep the older, looser rule (OpenShift uses `" "` as a
+ * placeholder image in templates), so this runs for Pods and ephemeral containers only.
+ */
+export function validateImageOnlyForPod(ctr: ContainerLike, path: string): FieldError[] {
+  const image = ctr.image ?? '';
+  return image.trim().length === image.length ? [] : [invalid(`${path}.image`, image, 'must not have leading or trailing whitespace')];
 }
 
 /** `sets.List` order (sorted), as upstream prints it. */
@@ -23,12 +34,17 @@ const SUPPORTED_RULE_OPERATORS = ['In', 'NotIn'];
 const MAX_RESTART_RULES = 20;
 const MAX_EXIT_CODE_VALUES = 255;
 
-/** The part of `validateContainerCommon` probelet keeps: a DNS-1123 label name and valid ports. */
+/**
+ * The part of `validateContainerCommon` probelet keeps: a DNS-1123 label name, an image
+ * (every container of every kind: pods and templates alike; only a Pod's image is also
+ * checked for surrounding spaces, see {@link validateImageOnlyForPod}) and valid ports.
+ */
 export function validateContainerCommon(ctr: ContainerLike, path: string): FieldError[] {
   const errs: FieldError[] = [];
   const name = ctr.name ?? '';
   if (name.length === 0) errs.push(required(`${path}.name`));
   else errs.push(...isDNS1123Label(name).map((msg) => invalid(`${path}.name`, name, msg)));
+  if ((ctr.image ?? '').length === 0) errs.push(required(`${path}.image`));
   errs.push(...validateContainerPorts(ctr.ports ?? [], `${path}.ports`));
   return errs;
 }

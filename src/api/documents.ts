@@ -175,6 +175,18 @@ const CORE_API_VERSION = 'v1';
 const HELM_HINT = 'this looks like an unrendered template ({{ … }}): render it first, e.g. `helm template RELEASE CHART | probelet check -`';
 
 /**
+ * What a file of bytes that are no text is (an image saved as .yaml, a binary): its bytes
+ * would otherwise be read as YAML and blamed on a template or a syntax error. NUL bytes or
+ * bytes that are not UTF-8 (decoded as U+FFFD) in its first KiB tell it.
+ */
+function binaryContent(text: string): string | undefined {
+  const head = text.slice(0, 1024);
+  if (!head.includes('\u0000') && !head.includes('\uFFFD')) return undefined;
+  const kind = head.startsWith('\uFFFDPNG') ? 'a PNG image' : head.startsWith('%PDF') ? 'a PDF document' : 'binary data';
+  return `not YAML or JSON text: the file holds ${kind}, not a manifest`;
+}
+
+/**
  * Receives each object as soon as its document is decoded, instead of the load keeping it:
  * a caller that is done with an object when the call returns (`check`) lets it die young, so
  * 50,000 objects never sit in memory together.
@@ -185,6 +197,11 @@ export type ObjectSink = (object: ManifestObject) => void;
 export function parseManifestDocuments(text: string, source: string, sink?: ObjectSink, badUtf8: ReadonlyMap<number, string> = new Map()): ManifestLoad {
   const load: ManifestLoad = { objects: [], problems: [], skipped: [] };
   const add: ObjectSink = sink ?? ((object) => load.objects.push(object));
+  const binary = binaryContent(text);
+  if (binary !== undefined) {
+    load.problems.push({ source, line: 1, column: 1, message: binary });
+    return load;
+  }
   let document = 0;
   for (const chunk of splitDocuments(text)) {
     if (isBlank(chunk.text)) continue;

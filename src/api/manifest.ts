@@ -16,6 +16,9 @@ import { formatFieldPath, nullValues, podShapeProblems } from './shape.js';
 import { copyPlain } from '../util/copy.js';
 import type { Pod } from './types.js';
 import { podFromWorkload, templatePathOf, type PodNaming } from './workloads.js';
+import { setPodDefaults } from './defaults.js';
+import { FieldError, invalidObjectMessage } from './field-error.js';
+import { validateTemplateForKind } from './workload-validation.js';
 
 export { admitPods, type AdmitResult, type RejectedPod } from './admit.js';
 
@@ -68,6 +71,37 @@ export function podsOf(objects: readonly ManifestObject[], options: ManifestOpti
       continue;
     }
     pods.push({ pod: withZeroValues(pod), object, templatePath });
+  }
+  return { pods, problems };
+}
+
+/**
+ * The pods whose workload the apiserver would store: one its kind refuses (a Deployment
+ * whose template's restartPolicy is not Always, a Job's that is…; see workload-validation.ts)
+ * is a problem naming the workload and the field, and runs no pod. For `run` and `simulate`;
+ * `check` reports the same errors with its other validation errors.
+ */
+export function withoutRefusedWorkloads(entries: readonly ManifestPod[]): { pods: ManifestPod[]; problems: ManifestProblem[] } {
+  const pods: ManifestPod[] = [];
+  const problems: ManifestProblem[] = [];
+  for (const entry of entries) {
+    const { object, templatePath } = entry;
+    const errors = templatePath.length === 0 ? [] : validateTemplateForKind(object.kind, setPodDefaults(entry.pod).spec ?? {});
+    if (errors.length === 0) {
+      pods.push(entry);
+      continue;
+    }
+    // Upstream's paths run from the workload: spec.template.spec.restartPolicy.
+    const prefix = templatePath.join('.');
+    const full = errors.map((e) => new FieldError(e.type, `${prefix}.${e.field}`, e.badValue, e.detail));
+    const first = full[0]?.field.split('.') ?? [];
+    problems.push({
+      source: object.source,
+      document: object.document,
+      ...(object.item !== undefined ? { item: object.item } : {}),
+      ...object.position(first),
+      message: invalidObjectMessage(object.kind, object.name ?? '', full),
+    });
   }
   return { pods, problems };
 }

@@ -7,12 +7,14 @@ import {
   checkHostPortConflicts,
   validateContainerCommon,
   validateContainerRestartPolicy,
+  validateImageOnlyForPod,
   type ContainerLike,
 } from './container-validation.js';
 import { duplicate, FieldError, forbidden, invalid, notFound, notSupported, required } from './field-error.js';
 import { isDNS1123Label, isDNS1123Subdomain } from './formats.js';
 import { validateLifecycle, validateProbe } from './probe-validation.js';
 import type { Container, ContainerRestartRule, ObjectMeta, Pod, PodSpec, Probe } from './types.js';
+import { validateTemplateForKind } from './workload-validation.js';
 
 export { validateProbe } from './probe-validation.js';
 
@@ -23,6 +25,18 @@ export interface PodValidationOptions {
    * init containers may set `restartPolicy`, and only to `Always` (the pre-1.34 rule).
    */
   containerRestartRules?: boolean;
+  /**
+   * The kind of the object the pod comes from: `Pod` (default) or a workload kind, whose
+   * template is validated as upstream validates templates (no Pod-only rules) plus what the
+   * kind adds (a Deployment's restartPolicy must be Always…; see workload-validation.ts).
+   */
+  kind?: string;
+  /**
+   * The pod is being created (default true): `ValidatePodCreate`'s rules apply (no ephemeral
+   * containers, no nodeName while scheduling gates remain). False for pods that already
+   * exist, as a node agent receives them from the apiserver.
+   */
+  create?: boolean;
 }
 
 type AnyContainer = Container & { restartPolicyRules?: ContainerRestartRule[]; targetContainerName?: string };
@@ -59,6 +73,27 @@ export function validatePod(pod: Pod, options: PodValidationOptions = {}): Field
   if (restartPolicy.length === 0) errs.push(required('spec.restartPolicy'));
   else if (!POD_RESTART_POLICIES.includes(restartPolicy)) {
     errs.push(notSupported('spec.restartPolicy', restartPolicy, POD_RESTART_POLICIES));
+  }
+  const kind = options.kind ?? 'Pod';
+  if (kind === 'Pod') {
+    // validatePodMetadataAndSpec's rules "only pertinent for pods and not pod templates".
+    containers.forEach((ctr, i) => errs.push(...validateImageOnlyForPod(ctr, `spec.containers[${i}]`)));
+    initContainers.forEach((ctr, i) => errs.push(...validateImageOnlyForPod(ctr, `spec.initContainers[${i}]`)));
+    if (options.create ?? true) errs.push(...validatePodCreate(spec, ephemeralContainers));
+  } else {
+    if (ephemeralContainers.length > 0) errs.push(forbidden('spec.ephemeralContainers', 'ephemeral containers not allowed in pod template'));
+    errs.push(...validateTemplateForKind(kind, spec));
+  }
+  return errs;
+}
+
+/** What `ValidatePodCreate` adds for a pod being created. */
+function validatePodCreate(spec: Partial<PodSpec>, ephemeralContainers: readonly AnyContainer[]): FieldError[] {
+  const errs: FieldError[] = [];
+  // Only the ephemeralcontainers subresource adds them, to a pod that exists.
+  if (ephemeralContainers.length > 0) errs.push(forbidden('spec.ephemeralContainers', 'cannot be set on create'));
+  if ((spec.nodeName ?? '') !== '' && (spec.schedulingGates?.length ?? 0) > 0) {
+    errs.push(forbidden('spec.nodeName', 'cannot be set until all schedulingGates have been cleared'));
   }
   return errs;
 }
@@ -163,6 +198,7 @@ function validateEphemeralContainers(
   ephemeral.forEach((ctr, i) => {
     const idx = `${path}[${i}]`;
     errs.push(...validateContainerCommon(asContainerLike(ctr), idx));
+    errs.push(...validateImageOnlyForPod(asContainerLike(ctr), idx));
     if (names.has(ctr.name)) errs.push(duplicate(`${idx}.name`, ctr.name));
     else names.add(ctr.name);
     const target = ctr.targetContainerName ?? '';

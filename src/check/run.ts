@@ -117,7 +117,7 @@ function checkObject(one: ManifestObject, rules: readonly Rule[], options: Check
   // The apiserver ignores a template's name (the controller names the pods): validate under the workload's.
   if (templatePath.length > 0) defaulted.metadata = { ...defaulted.metadata, name: object.name };
   if (!options.disabled?.has(VALIDATION_RULE_ID) && !ignored.has(VALIDATION_RULE_ID)) {
-    for (const err of validatePod(defaulted)) {
+    for (const err of validatePod(defaulted, { kind: object.kind })) {
       const podPath = parseFieldPath(err.field);
       const path = objectPath(podPath, templatePath);
       const finding = place(VALIDATION_RULE_ID, 'error', { path, message: `${formatFieldPath(path)}: ${err.errorBody()}` });

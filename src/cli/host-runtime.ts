@@ -4,12 +4,15 @@
  * ignored. A manifest written for a cluster can then write to host paths without a word
  * (`/www/healthz` created as root by a deployment that mounts a volume at /www), so:
  * the run says so in one line at start (suggesting `--runtime cri` when a CRI runtime answers
- * here), and a pod that mounts volumes is refused — a write to the mount path would land on
- * the host — unless `--runtime process` was asked for explicitly.
+ * here); a pod that mounts volumes (a write to the mount path would land on the host) or that
+ * runs programs this host does not have is refused unless `--runtime process` was asked for
+ * explicitly, and one whose commands write to host paths outside /tmp unless `--host-writes`
+ * was (host-commands.ts reads the commands).
  */
 import net from 'node:net';
 import { userInfo } from 'node:os';
 import type { Container, Pod } from '../api/types.js';
+import { hostCommandFindings } from './host-commands.js';
 import { clearLongTimeout, setLongTimeout } from '../util/timer.js';
 
 /** How long the CRI socket gets to accept a connection before it counts as not answering. */
@@ -22,7 +25,7 @@ export function hostRuntimeNotice(criAnswering: string | undefined): string {
     : '--runtime cri runs the images with containerd or CRI-O';
   return (
     `probelet: runtime "process": each container's command runs on this host as user ${currentUser()}; ` +
-    `its image, volumes and network are ignored (${cri})\n`
+    `no image, volumes or network of its own: pods that mount volumes, need their image's programs or write outside /tmp are not run (${cri})\n`
   );
 }
 
@@ -79,10 +82,53 @@ export function refuseVolumeMounts(pods: readonly Pod[], stderr: (text: string) 
     }
     const lines = mounts.map((m) => `  * ${m}\n`).join('');
     stderr(
-      `probelet: Pod ${JSON.stringify(pod.metadata?.name ?? '')} is not run: it mounts volumes, and on the process runtime ` +
+      `probelet: Pod ${JSON.stringify(podName(pod))} is not run: it mounts volumes, and on the process runtime ` +
         `its commands run on this host without them, so a write to a mount path would land on the host's own path:\n${lines}` +
         `  run it with --runtime cri (containers from their images, volumes mounted), or give --runtime process to run it on this host anyway\n`,
     );
+  }
+  return kept;
+}
+
+/** The pod's name, else what it would be named from (a refusal always names something). */
+function podName(pod: Pod): string {
+  return pod.metadata?.name || pod.metadata?.generateName || '';
+}
+
+/**
+ * The pods whose commands can run on this host as they are. Refused, each named on stderr
+ * with what was seen (host-commands.ts) and the ways on: a pod that runs programs this host
+ * does not have (they come from its image: it was written for a container runtime) unless
+ * `--runtime process` was given, and one whose commands write to host paths outside /tmp
+ * (as this user, root included) unless `--host-writes` was.
+ */
+export function refuseHostCommands(
+  pods: readonly Pod[],
+  asked: { runtimeGiven: boolean; hostWrites: boolean },
+  stderr: (text: string) => void,
+  path?: string,
+): Pod[] {
+  const kept: Pod[] = [];
+  for (const pod of pods) {
+    const found = hostCommandFindings(pod, path);
+    const missing = asked.runtimeGiven ? [] : found.missing;
+    const writes = asked.hostWrites ? [] : found.writes;
+    if (missing.length === 0 && writes.length === 0) {
+      kept.push(pod);
+      continue;
+    }
+    const why =
+      writes.length > 0
+        ? `its commands would write to this host's own files as user ${currentUser()}`
+        : 'it needs programs from its image, which the process runtime does not have';
+    const lines = [...writes, ...missing].map((m) => `  * ${m}
+`).join('');
+    const ways = [
+      '--runtime cri (containers from their images)',
+      ...(writes.length > 0 ? ['--host-writes to let its commands write on this host'] : []),
+      ...(missing.length > 0 ? ['--runtime process to run it on this host anyway'] : []),
+    ];
+    stderr(`probelet: Pod ${JSON.stringify(podName(pod))} is not run on the process runtime: ${why}:\n${lines}  run it with ${ways.join(', or ')}\n`);
   }
   return kept;
 }

@@ -21,12 +21,27 @@ const ADDRESS = /^(?:\[[^\]]*\]|[\w.-]*):\d{1,5}$/;
  */
 export async function requireReadable(paths: readonly string[]): Promise<void> {
   const unreadable: string[] = [];
+  const misplaced: string[] = [];
   for (const path of paths) {
     if (path === STDIN_PATH) continue;
     const why = await unreadableReason(path);
-    if (why !== undefined) unreadable.push(`${path}: cannot read: ${why}${hint(path)}`);
+    if (why === undefined) continue;
+    // `--for 5 minutes`: "minutes" is no file the user meant; the flag is what to fix.
+    const flagHint = why === 'no such file or directory' ? misplacedValue(path) : undefined;
+    if (flagHint !== undefined) misplaced.push(flagHint);
+    else unreadable.push(`${path}: cannot read: ${why}${hint(path)}`);
   }
-  if (unreadable.length > 0) throw new CliUsageError(`${unreadable.join('\nprobelet: ')}\nprobelet: nothing was started (fix the path${unreadable.length > 1 ? 's' : ''} above)`);
+  if (unreadable.length > 0) {
+    throw new CliUsageError([...misplaced, ...unreadable].join('\nprobelet: ') + `\nprobelet: nothing was started (fix the path${unreadable.length > 1 ? 's' : ''} above)`);
+  }
+  if (misplaced.length > 0) throw new CliUsageError(`${misplaced.join('\nprobelet: ')}\nprobelet: nothing was started`);
+}
+
+/** What a word taken for a file but meant as part of a flag's value is (`minutes`, `127.0.0.1:8080`). */
+function misplacedValue(path: string): string | undefined {
+  if (UNIT_WORDS.test(path)) return `${JSON.stringify(path)} is taken for a file: a duration is one word, without a space (e.g. --for 5m, --timeout 30s)`;
+  if (ADDRESS.test(path)) return `${JSON.stringify(path)} is taken for a file: an address goes with --listen (e.g. --listen ${path})`;
+  return undefined;
 }
 
 async function unreadableReason(path: string): Promise<string | undefined> {

@@ -16,13 +16,14 @@ export { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes
 export function buildProgram(io: CliIO, setExit: (code: number) => void): Command {
   const program = new Command('probelet')
     .description("The kubelet's probe machinery, locally: see what your probes will do before you deploy.")
-    .version(packageVersion(), '-V, --version', 'print the version of probelet')
-    .showHelpAfterError()
+    .version(packageVersion(), '-v, --version', 'print the version of probelet (also -V, or `probelet version`)')
+    .showHelpAfterError('(`probelet --help` lists the commands)')
     .configureHelp(helpLayout)
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout(s),
       writeErr: (s) => io.stderr(s),
+      outputError: (s, write) => write(withPrefixSuggestion(s, program)),
     });
   registerProbeCommand(program, io, setExit);
   registerRunCommand(program, io, setExit);
@@ -30,7 +31,26 @@ export function buildProgram(io: CliIO, setExit: (code: number) => void): Comman
   registerSimulateCommand(program, io, setExit);
   registerNodeCommand(program, io, setExit);
   registerExplainCommand(program, io, setExit);
+  program
+    .command('version')
+    .description('print the version of probelet')
+    .action(() => io.stdout(`${packageVersion()}\n`));
+  // An error is one line and where help is, not the whole help scrolling it away.
+  for (const command of program.commands) command.showHelpAfterError(`(\`probelet ${command.name()} --help\` lists its options)`);
   return program;
+}
+
+/**
+ * Commander suggests the closest option by edit distance, so `--http` gets `--help`. A
+ * flag that begins exactly one option's name (`--http` → `--http-get`) is what was meant.
+ */
+function withPrefixSuggestion(message: string, program: Command): string {
+  const unknown = /^error: unknown option '(--[a-z][a-z-]*)'/.exec(message)?.[1];
+  if (unknown === undefined) return message;
+  const longs = new Set(program.commands.flatMap((c) => c.options.map((o) => o.long ?? '')).filter((l) => l.startsWith(unknown) && l !== unknown));
+  if (longs.size !== 1) return message;
+  const [only] = longs;
+  return message.replace(/\n?\(Did you mean [^)]*\)/, '').replace(/\n?$/, `\n(Did you mean ${only}?)\n`);
 }
 
 /** Entry point of the `probelet` command; returns the process exit code. */
@@ -38,7 +58,8 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
   let exitCode = EXIT_OK;
   const program = buildProgram(io, (code) => (exitCode = code));
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    // -V is commander's default short flag for the version, which earlier releases had.
+    await program.parseAsync(argv.length === 1 && argv[0] === '-V' ? ['-v'] : argv, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
       // Help and version are "errors" to commander but successes to the user.

@@ -3,10 +3,12 @@
  * flight recorder's rings, printed when the run ends — for a person, and as the
  * `probelet check … --startup-time NAME=12.4s` line that hands the figures to `check`.
  *
- * Times to the first startup/readiness success count from when the run started the pods
- * (the first time the cached result became success, over the whole run). Probe durations
+ * Times to the first startup/readiness success count from the start of the container that
+ * reached it (the latest start before that success: the figure `check --startup-time`
+ * compares with the probes' budget), else from when the run started the pods. Probe durations
  * are over the attempts the ring still holds (the last 100 by default).
  */
+import type { Pod } from '../api/types.js';
 import type { ProbeHandlerKind, ProbeHistory } from '../prober/recorder.js';
 import type { ProbeType } from '../prober/types.js';
 
@@ -31,9 +33,9 @@ export interface ContainerMeasurement {
   pod: string;
   namespace: string;
   container: string;
-  /** Seconds from the run's start to the first startup-probe success. */
+  /** Seconds from the container's start to the first startup-probe success. */
   startedAfterSeconds?: number;
-  /** Seconds from the run's start to the first readiness-probe success. */
+  /** Seconds from the container's start to the first readiness-probe success. */
   readyAfterSeconds?: number;
   probes: ProbeMeasurement[];
 }
@@ -51,7 +53,32 @@ export interface MeasurementsLine {
 
 const KIND_ORDER: readonly ProbeType[] = ['startup', 'readiness', 'liveness'];
 
-export function measure(histories: readonly ProbeHistory[], since: number): ContainerMeasurement[] {
+/** When the container `container` of pod `podUID` last started at or before `at` (epoch ms), if known. */
+export type ContainerStartOf = (podUID: string, container: string, at: number) => number | undefined;
+
+/**
+ * Container starts as the pods' statuses tell them (the current and the last instance,
+ * `startedAt` to the second, as the API has it): the latest at or before `at`.
+ */
+export function containerStartsOf(pods: readonly Pod[]): ContainerStartOf {
+  const starts = new Map<string, number[]>();
+  for (const pod of pods) {
+    const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+    for (const cs of statuses) {
+      const times = [cs.state?.running?.startedAt, cs.state?.terminated?.startedAt, cs.lastState?.terminated?.startedAt]
+        .filter((t): t is string => typeof t === 'string')
+        .map((t) => Date.parse(t))
+        .filter((t) => !Number.isNaN(t));
+      starts.set(`${pod.metadata?.uid ?? ''}\u0000${cs.name}`, times);
+    }
+  }
+  return (podUID, container, at) => {
+    const before = (starts.get(`${podUID}\u0000${container}`) ?? []).filter((t) => t <= at);
+    return before.length > 0 ? Math.max(...before) : undefined;
+  };
+}
+
+export function measure(histories: readonly ProbeHistory[], since: number, startOf: ContainerStartOf = () => undefined): ContainerMeasurement[] {
   const byContainer = new Map<string, ContainerMeasurement>();
   for (const h of histories) {
     const key = `${h.podUID}\u0000${h.container}`;
@@ -61,7 +88,8 @@ export function measure(histories: readonly ProbeHistory[], since: number): Cont
       byContainer.set(key, m);
     }
     if (h.firstSuccessAt !== undefined) {
-      const seconds = round1(Math.max(0, h.firstSuccessAt - since) / 1000);
+      const from = startOf(h.podUID, h.container, h.firstSuccessAt) ?? since;
+      const seconds = round1(Math.max(0, h.firstSuccessAt - from) / 1000);
       if (h.probeType === 'startup') m.startedAfterSeconds = seconds;
       if (h.probeType === 'readiness') m.readyAfterSeconds = seconds;
     }
@@ -103,15 +131,16 @@ export function checkCommand(files: readonly string[], measurements: readonly Co
   return ['probelet check', ...files.map(shellWord), ...flags].join(' ');
 }
 
-/** A p99 in seconds, to the millisecond, as `check`'s duration flags read it (`0.012s`). */
+/** A p99 to the millisecond, as `check`'s duration flags read it: `12ms`, `1.25s`. */
 function formatP99(ms: number): string {
-  return `${Math.round(ms) / 1000}s`;
+  const whole = Math.round(ms);
+  return whole < 1000 ? `${whole}ms` : `${whole / 1000}s`;
 }
 
 /** The end-of-run report for a person. */
 export function formatMeasurements(measurements: readonly ContainerMeasurement[], check: string): string {
   if (measurements.length === 0) return 'Measured: no probe ran.\n';
-  const lines = ['Measured (times from the start of the run; durations over the last recorded attempts):'];
+  const lines = ["Measured (times from the container's start; durations over the last recorded attempts):"];
   for (const m of measurements) {
     const milestones = [
       m.startedAfterSeconds !== undefined ? `started after ${m.startedAfterSeconds}s` : undefined,

@@ -17,8 +17,8 @@ import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Taint } from 'kubernetes-types/core/v1.js';
+import { admitExistingPods } from '../api/admit.js';
 import type { Pod } from '../api/types.js';
-import { admitPods } from '../api/admit.js';
 // Types only: the agent and @kubernetes/client-node (seconds to load) are imported when `node` runs, not by every command.
 import type { NodeAgent, NodeAgentOptions } from '../node/agent.js';
 import type { KubeClients } from '../node/kube.js';
@@ -331,7 +331,7 @@ function simulatedNode(common: CommonOptions, index: number, annotation: string,
     ...common,
     runtime,
     taints: [SIMULATED_TAINT],
-    admit: admitPods,
+    admit: admitExistingPods,
     prober: (recorder) =>
       new Prober({
         runner: { runInContainer: (id, cmd, ms) => runtime.execSync(id, cmd, ms) },

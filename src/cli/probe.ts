@@ -271,13 +271,17 @@ async function targetFromManifest(flags: ProbeFlags, probeType: ProbeType): Prom
   });
   const where = `${path}${flags.pod ? ` (pod ${flags.pod})` : ''}`;
   if (candidates.length === 0) throw unusable(notFound(path, flags, all, skippedNote(load.skipped)));
-  const first = candidates[0];
-  if (candidates.length > 1 || first === undefined) {
-    const names = candidates.length > 10 ? `${candidates.length} of them` : candidates.map((c) => `${c.pod.metadata?.name}/${c.container.name} at ${c.at}`).join(', ');
-    throw unusable(`${where}: several containers match (${names}); choose one with --pod and --container`);
+  const field = probeFieldName(probeType);
+  // Only a container with the probe asked for can be meant: the others are no candidates.
+  const probed = candidates.filter((c) => c.container[field]);
+  const choice = probed.length > 0 ? probed : candidates;
+  const first = choice[0];
+  if (choice.length > 1 || first === undefined) {
+    const names = choice.length > 10 ? `${choice.length} of them` : choice.map((c) => `${c.pod.metadata?.name}/${c.container.name} at ${c.at}`).join(', ');
+    const which = probed.length > 0 ? `several containers have a ${field}` : `no container has a ${field}; several match`;
+    throw unusable(`${where}: ${which} (${names}); choose one with --pod and --container`);
   }
   const { pod, container } = first;
-  const field = probeFieldName(probeType);
   if (!container[field]) {
     throw unusable(`${where}: container ${JSON.stringify(container.name)} has no ${field}`);
   }

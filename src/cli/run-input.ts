@@ -7,7 +7,7 @@
  */
 import type { AdmitResult } from '../api/admit.js';
 import { formatProblem, loadManifests, skippedNote, type ManifestConfig } from '../api/documents.js';
-import { podsOf } from '../api/manifest.js';
+import { podsOf, withoutRefusedWorkloads } from '../api/manifest.js';
 import type { Pod } from '../api/types.js';
 import { admitForLocalRun, type LocalRunAdmission } from '../kubelet/admission.js';
 import type { CliIO } from './io.js';
@@ -22,7 +22,10 @@ export async function loadPods(
   nowMs: number = Date.now(),
 ): Promise<{ pods: Pod[] | undefined; problems: number; configs: ManifestConfig[] }> {
   const load = await loadManifests(files);
-  const { pods, problems } = podsOf(load.objects, { naming: 'controller', nowMs });
+  const found = podsOf(load.objects, { naming: 'controller', nowMs });
+  const stored = withoutRefusedWorkloads(found.pods);
+  const pods = stored.pods;
+  const problems = [...found.problems, ...stored.problems];
   for (const problem of [...load.problems, ...problems]) io.stderr(`probelet: ${formatProblem(problem)}\n`);
   const note = skippedNote(load.skipped);
   if (note) io.stderr(`probelet: ${note}\n`);

@@ -25,14 +25,16 @@ import { requireReadable } from './inputs.js';
 import { CliUsageError, type CliIO } from './io.js';
 import { createLiveView, type OutputFormat } from './live-view.js';
 import { watchCrashes, type CrashNote } from './crash-notes.js';
-import { checkCommand, formatMeasurements, measure, type MeasurementsLine } from './measurements.js';
+import { checkCommand, containerStartsOf, formatMeasurements, measure, type MeasurementsLine } from './measurements.js';
 import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
 import { admitAndReport, asNewPod, loadPods, printRejected } from './run-input.js';
 import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
 import { RUNTIME_NAMES, createRuntime, criEndpoint, runsImages, type RuntimeFlags } from './run-runtime.js';
 import { runtimeUnreachable } from '../runtime/cri/grpc-error.js';
-import { criEndpointAnswers, hostRuntimeNotice, refuseVolumeMounts } from './host-runtime.js';
+import { criEndpointAnswers, hostRuntimeNotice, refuseHostCommands, refuseVolumeMounts } from './host-runtime.js';
 import { configObjectsOf, refuseUnsupportedVolumes, type VolumePolicy } from '../runtime/docker/volumes.js';
+import { withIdentity } from '../kubelet/admission.js';
+import { watchSpamFilter } from './spam-notice.js';
 import { probeCloseOption } from './probe-close-flag.js';
 import { createStopGate, type StopGate } from './stop-gate.js';
 import { processSignals, processTerminal, type SignalSource, type Terminal } from './terminal.js';
@@ -49,6 +51,7 @@ interface RunFlags extends RuntimeFlags {
   logDir?: string;
   keepLogs?: boolean;
   probeClose: ProbeClose;
+  hostWrites?: boolean;
 }
 
 /** The process around the command; tests drive it in-process with their own. */
@@ -88,6 +91,7 @@ export function registerRunCommand(
     .option('--cri-endpoint <endpoint>', 'CRI socket for --runtime cri (default: $CONTAINER_RUNTIME_ENDPOINT, else unix:///run/containerd/containerd.sock)')
     .option('--docker-host <host>', 'Docker Engine API for --runtime docker: unix:///path or tcp://host:port (default: $DOCKER_HOST, else unix:///var/run/docker.sock)')
     .option('--allow-host-path', 'with --runtime docker: mount hostPath volumes (paths of this machine); without it such pods are refused')
+    .option('--host-writes', 'process runtime: run pods whose commands write to host paths outside /tmp (refused otherwise)')
     .option('--log-dir <dir>', 'write container logs to this directory (created if needed) and keep them')
     .option('--keep-logs', 'keep the temporary log directory at exit (by default it is removed unless the run failed or a container crashed)')
     .addOption(probeCloseOption())
@@ -109,7 +113,8 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
 
   const loaded = await loadPods(files, io);
   if (!loaded.pods) return EXIT_USAGE;
-  let pods = loaded.pods;
+  // Named now (generateName completed), so that a refusal below names the pod it refuses.
+  let pods = loaded.pods.map(withIdentity);
   if (!runsImages(flags)) {
     pods = await onTheHost(pods, flags, io, runtimeGiven);
     if (pods.length === 0) return EXIT_USAGE;
@@ -173,7 +178,9 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
 
 /**
  * The process runtime runs commands on this host: say so, and refuse the pods that mount
- * volumes unless `--runtime process` was given (see host-runtime.ts). Returns the pods to run.
+ * volumes or need their image's programs unless `--runtime process` was given, and those
+ * whose commands write to host paths unless `--host-writes` was (see host-runtime.ts).
+ * Returns the pods to run.
  */
 async function onTheHost(pods: Pod[], flags: RunFlags, io: CliIO, runtimeGiven: boolean): Promise<Pod[]> {
   let endpoint: string | undefined;
@@ -184,7 +191,9 @@ async function onTheHost(pods: Pod[], flags: RunFlags, io: CliIO, runtimeGiven: 
   }
   const answering = endpoint !== undefined && (await criEndpointAnswers(endpoint)) ? endpoint : undefined;
   io.stderr(hostRuntimeNotice(answering));
-  return runtimeGiven ? pods : refuseVolumeMounts(pods, (text) => io.stderr(text));
+  const stderr = (text: string): void => io.stderr(text);
+  const mounting = runtimeGiven ? pods : refuseVolumeMounts(pods, stderr);
+  return refuseHostCommands(mounting, { runtimeGiven, hostWrites: flags.hostWrites === true }, stderr);
 }
 
 /** The temporary run directories' names: `<tmpdir>/probelet-run-XXXXXX`. */
@@ -283,6 +292,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
     if (flags.exitOnReady) judgeReadiness(watching, latest, stop);
   });
   const offEvents = kubelet.recorder.subscribe((event) => view.event(event));
+  const offSpam = watchSpamFilter(kubelet.recorder, (text) => view.notice(text));
   let stopping = false;
   const names = new Map(pods.map((p) => [p.metadata?.uid ?? '', p.metadata?.name ?? '']));
   const offCrashes = watchCrashes(
@@ -345,6 +355,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
     await withinMs(closing ?? kubelet.close(), FORCED_STOP_WAIT_MS);
     offStatus();
     offEvents();
+    offSpam();
     offCrashes();
     offProbes?.();
     view.close();
@@ -367,7 +378,7 @@ function deletionFailed(err: unknown): number {
 
 /** What the run measured, and the `probelet check` line that feeds it to `check`. */
 function reportMeasurements(kubelet: Kubelet, files: string[], startedAt: number, output: OutputFormat, out: CliIO): void {
-  const containers = measure(kubelet.listProbes(), startedAt);
+  const containers = measure(kubelet.listProbes(), startedAt, containerStartsOf(kubelet.listPods()));
   const check = checkCommand(files, containers);
   if (output === 'json') {
     const line: MeasurementsLine = { type: 'measurements', since: new Date(startedAt).toISOString(), containers, check };

@@ -9,7 +9,7 @@ import { stat } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import type { Pod } from '../api/types.js';
 import { formatProblem, loadManifests, skippedNote } from '../api/documents.js';
-import { podsOf } from '../api/manifest.js';
+import { podsOf, withoutRefusedWorkloads } from '../api/manifest.js';
 import { containerScript, isPlainInit, type ContainerBehaviour } from '../simulate/behaviour.js';
 import { explainKill, explainNeverReady, stamp } from '../simulate/explain.js';
 import { MAX_PODS_PER_NODE, simulationWork } from '../simulate/nodes.js';
@@ -120,7 +120,10 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
   const { scripts, behaviourFiles } = await splitBehaviours(flags.behaviour);
 
   const load = await loadManifests(files);
-  const { pods: found, problems } = podsOf(load.objects);
+  const decoded = podsOf(load.objects);
+  const stored = withoutRefusedWorkloads(decoded.pods);
+  const found = stored.pods;
+  const problems = [...decoded.problems, ...stored.problems];
   for (const problem of [...load.problems, ...problems]) io.stderr(`probelet: ${formatProblem(problem)}\n`);
   const note = skippedNote(load.skipped);
   if (note) io.stderr(`probelet: ${note}\n`);

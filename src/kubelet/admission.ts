@@ -62,8 +62,12 @@ function envErrors(pod: Pod, containers: readonly Container[] | undefined, path:
   });
 }
 
-/** A copy with `metadata.name` (from `generateName`) and `metadata.uid` filled as the apiserver would. */
-function withIdentity(pod: Pod): Pod {
+/**
+ * A copy with `metadata.name` (from `generateName`) and `metadata.uid` filled as the apiserver
+ * would; a pod that has both is returned as is.
+ */
+export function withIdentity(pod: Pod): Pod {
+  if (pod.metadata?.name && pod.metadata.uid) return pod;
   const metadata = { ...pod.metadata };
   if (!metadata.name && metadata.generateName) {
     const bytes = randomBytes(5);

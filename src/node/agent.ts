@@ -7,7 +7,7 @@
  */
 import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
 import type { Pod, PodStatus } from '../api/types.js';
-import { admitPods } from '../api/admit.js';
+import { admitExistingPods } from '../api/admit.js';
 import { createEventRecorder } from '../kubelet/events.js';
 import { Kubelet, type KubeletOptions } from '../kubelet/kubelet.js';
 import type { EventRecorder } from '../prober/types.js';
@@ -145,7 +145,9 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     clock,
     random,
     recorder,
-    admit: options.admit ?? admitPods,
+    // Pods from the apiserver exist already: ValidatePodCreate's rules (no ephemeral
+    // containers, added since by `kubectl debug`) are not theirs.
+    admit: options.admit ?? admitExistingPods,
     // A kubelet that has just started: probes of containers that outlived the agent follow
     // upstream's kubelet-restart rules (readiness kept until the first verdict), and the
     // first probes of its workers are jittered.

@@ -71,6 +71,20 @@ export function pooledAuthentication(config: KubeConfig, pool: PooledAgent): Sec
   };
 }
 
+/**
+ * The kubeconfig as client-node's `Watch` reads it, its agent the pool's: `Watch` asks
+ * `applyToFetchOptions` for a new agent at every watch (and every re-watch after the API
+ * server ends one), which would be one TLS agent, handshake and idle socket per watch.
+ */
+export function pooledWatchConfig(config: KubeConfig, pool: PooledAgent): KubeConfig {
+  const shared = Object.create(config) as KubeConfig;
+  shared.applyToFetchOptions = async (options) => {
+    const init = await config.applyToFetchOptions(options);
+    return { ...init, agent: pool.agentFor(init.agent) as typeof init.agent };
+  };
+  return shared;
+}
+
 /** The response's headers as client-node keeps them: lower-case names, one string each. */
 function headersOf(headers: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};

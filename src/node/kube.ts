@@ -27,7 +27,7 @@ import {
   type Configuration,
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
-import { NodeHttpLibrary, pooledAgent, pooledAuthentication, type PooledAgent } from './connections.js';
+import { NodeHttpLibrary, pooledAgent, pooledAuthentication, pooledWatchConfig, type PooledAgent } from './connections.js';
 
 export interface KubeClients {
   config: KubeConfig;
@@ -80,6 +80,8 @@ export function kubeClientsFrom(config: KubeConfig, source = 'kubeconfig'): Kube
   const pods = pooledAgent(POD_CONNECTIONS);
   const events = pooledAgent(EVENT_CONNECTIONS);
   const heartbeat = pooledAgent(HEARTBEAT_CONNECTIONS);
+  // Each watch holds its connection for as long as it lasts: shared, never capped.
+  const watches = pooledAgent(Infinity);
   const transport = new NodeHttpLibrary();
   const configuration = (pool: PooledAgent): Configuration =>
     createConfiguration({
@@ -93,12 +95,13 @@ export function kubeClientsFrom(config: KubeConfig, source = 'kubeconfig'): Kube
     coordination: new CoordinationV1Api(configuration(pods)),
     events: new CoreV1Api(configuration(events)),
     heartbeat: { core: new CoreV1Api(configuration(heartbeat)), coordination: new CoordinationV1Api(configuration(heartbeat)) },
-    watch: new Watch(config),
+    watch: new Watch(pooledWatchConfig(config, watches)),
     server: cluster.server,
     close: () => {
       pods.destroy();
       events.destroy();
       heartbeat.destroy();
+      watches.destroy();
     },
   };
 }

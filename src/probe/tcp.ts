@@ -19,12 +19,54 @@ function failure(output: string): ProbeOutcome {
 }
 
 /**
+ * How long the same tick waits for a loopback handshake the kernel has not finished when
+ * connect() returns (it finishes in microseconds, later under load). Bounded, so a busy
+ * machine costs at most this much of the loop per probe; a remote peer is never waited for
+ * (its greeting needs a round trip too, and the loop's `'connect'` comes first).
+ */
+const LOOPBACK_HANDSHAKE_MS = 0.5;
+
+/** Loopback addresses: 127.0.0.0/8, ::1 and the local host ('' is dialled as localhost). */
+function isLoopback(address: string): boolean {
+  return address === '' || address === 'localhost' || address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+}
+
+/** The one method of Node's TCP handle (`socket._handle`, not public) read here. */
+interface PeerNameHandle {
+  getpeername?: (out: object) => number;
+}
+
+/**
+ * Whether the connection is already established, asked of the kernel now (getpeername
+ * succeeds only once the handshake is done), not when Node's event loop next polls.
+ *
+ * Why: a server that speaks first (a greeting, a banner) writes as soon as it accepts; if
+ * its bytes reach this socket before the close, Linux answers the close with a reset, and a
+ * server with no `error` handler dies of it. The kubelet's Go dialer closes microseconds
+ * after the connect; Node's `'connect'` event comes a whole loop turn later — 15–50 ms in
+ * `probelet probe` while the rest of the process runs (docs/probe-close.md). On loopback the
+ * handshake completes inside the connect() system call itself, so asking right after it
+ * (Node makes that call in a `process.nextTick`) closes before the server has even accepted.
+ * Without the handle (another Node), `false`: the `'connect'` event still closes.
+ */
+function establishedNow(socket: net.Socket, waitMs: number): boolean {
+  const handle = (socket as unknown as { _handle?: PeerNameHandle | null })._handle;
+  if (typeof handle?.getpeername !== 'function') return false;
+  const until = performance.now() + waitMs;
+  for (;;) {
+    if (handle.getpeername({}) === 0) return true;
+    if (performance.now() >= until) return false;
+  }
+}
+
+/**
  * Opens a TCP connection to `host:port` and closes it at once (upstream `DoTCPProbe`: dial
  * with the timeout, then `Close`).
  *
  * `host` '' means the local host (Go dials the local system for `":port"` and prints the
  * address as `:port`). The connection ends with a FIN, as the kubelet's, unless
- * `options.close` is `'reset'` (see `ProbeClose` in types.ts).
+ * `options.close` is `'reset'` (see `ProbeClose` in types.ts); with a FIN it is closed in
+ * the same tick as the connect completes, where the kernel says so (`establishedNow`).
  */
 export function probeTcp(
   host: string,
@@ -65,15 +107,28 @@ export function probeTcp(
       );
     }
 
-    socket.on('lookup', (err: Error | null, address: string | undefined) => {
-      if (!isLiteral && !err && address) resolvedHost = address;
-    });
-    socket.on('connect', () => {
+    const connected = (): void => {
+      if (settled) return;
       if (reset) socket.resetAndDestroy();
       else socket.destroy();
       if (seen) seen.connectMs = realClock.now() - startedAt;
       finish({ result: 'success', output: '' });
+    };
+    // Node calls connect() in a nextTick after net.connect (after the lookup for a name): a
+    // nextTick queued now or in 'lookup' runs right after that call, before anything else.
+    // A reset waits for 'connect' (Node resets only a connected socket), so only 'fin' looks.
+    const closeIfEstablished = (): void => {
+      if (reset || settled) return;
+      const waitMs = isLoopback(resolvedHost ?? host) ? LOOPBACK_HANDSHAKE_MS : 0;
+      if (establishedNow(socket, waitMs)) connected();
+    };
+    if (isLiteral) process.nextTick(closeIfEstablished);
+
+    socket.on('lookup', (err: Error | null, address: string | undefined) => {
+      if (!isLiteral && !err && address) resolvedHost = address;
+      process.nextTick(closeIfEstablished);
     });
+    socket.on('connect', connected);
     // Stays attached after settling: a late error on a socket nobody listens to would crash.
     socket.on('error', (err: Error) => {
       socket.destroy();

@@ -55,10 +55,13 @@ const RUNTIME_SCHEME = 'probelet://';
 /** The pod IP of every local sandbox: pods share the host's network. */
 const LOCAL_POD_IP = '127.0.0.1';
 
-/** How containerd words a failed start; what follows is the reason (Go's os/exec wording). */
-const START_ERROR_PREFIX =
-  'failed to create containerd task: failed to create shim task: OCI runtime create failed: ' +
-  'runc create failed: unable to start container process: ';
+/**
+ * How this runtime words a failed start, in its own words: there is no containerd task nor
+ * runc here, only a host process. What follows is the reason, in Go's os/exec wording, as
+ * runc gives it (`exec: "httpd": executable file not found in $PATH`). The status is the
+ * CRI's (StartError, 128) and the kubelet's event reason stays `Failed`.
+ */
+const START_ERROR_PREFIX = 'process runtime: could not start the command on this host (no image here: commands come from the host): ';
 
 export function createProcessRuntime(options: ProcessRuntimeOptions): ContainerRuntime {
   return new ProcessRuntime(options);
@@ -282,7 +285,7 @@ export class ProcessRuntime implements ContainerRuntime {
       });
     } catch (err) {
       log.close();
-      return this.failStart(plan, log, `${START_ERROR_PREFIX}${errorText(err)}: unknown`);
+      return this.failStart(plan, log, `${START_ERROR_PREFIX}${errorText(err)}`);
     }
     plan.status.state = 'running';
     plan.status.startedAt = this.clock.now();

@@ -255,3 +255,14 @@ describe('document boundaries', () => {
     expect(parseManifestDocuments(list, 'list.yaml').objects.map((o) => o.name)).toEqual(['p']);
   });
 });
+
+describe('a file that is no text', () => {
+  it('is told as such (an image, binary data), not as a template or a syntax error', async () => {
+    const { parseManifestDocuments } = await import('../../src/api/documents.js');
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x7b, 0x7b, 0x7d, 0x7d]).toString('utf8');
+    expect(parseManifestDocuments(png, 'logo.yaml').problems).toEqual([
+      { source: 'logo.yaml', line: 1, column: 1, message: 'not YAML or JSON text: the file holds a PNG image, not a manifest' },
+    ]);
+    expect(parseManifestDocuments('a: 1\u0000\u0001', 'x.yaml').problems[0]?.message).toBe('not YAML or JSON text: the file holds binary data, not a manifest');
+  });
+});

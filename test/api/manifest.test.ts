@@ -28,6 +28,7 @@ metadata:
 spec:
   containers:
     - name: c
+      image: img
       command: [sleep, "1"]
 `;
 
@@ -106,9 +107,9 @@ describe('parseManifest', () => {
     const text = `# comment only\n---\n${podDoc('ok')}---\nkind: Pod\nmetadata: {name: x}\n---\n- a\n- b\n---\njust text\n`;
     expect(errorOf(() => parseManifest(text, 'p.yaml')).message).toBe(
       [
-        'p.yaml:12:1: document 2: apiVersion not set: every object needs apiVersion and kind (e.g. apiVersion: v1, kind: Pod)',
-        'p.yaml:15:1: document 3: expected a Kubernetes object (a mapping with apiVersion and kind), got a list',
-        'p.yaml:18:1: document 4: expected a Kubernetes object (a mapping with apiVersion and kind), got "just text"',
+        'p.yaml:13:1: document 2: apiVersion not set: every object needs apiVersion and kind (e.g. apiVersion: v1, kind: Pod)',
+        'p.yaml:16:1: document 3: expected a Kubernetes object (a mapping with apiVersion and kind), got a list',
+        'p.yaml:19:1: document 4: expected a Kubernetes object (a mapping with apiVersion and kind), got "just text"',
       ].join('\n'),
     );
     expect(errorOf(() => parseManifest('apiVersion: v1\n', 'p.yaml')).message).toBe(
@@ -193,6 +194,7 @@ describe('workload templates', () => {
     const load = parseManifestDocuments(kinds.join('---\n'), 'w.yaml');
     expect(load.problems).toEqual([]);
     const named = parseManifest(kinds.join('---\n'), 'w.yaml', { naming: 'controller', nowMs: 29_000_000 * 60_000 });
+    for (const pod of named) for (const c of pod.spec?.containers ?? []) c.image ??= 'img';
     const admitted = admitForLocalRun(named, { requireCommand: false });
     expect(admitted.errors).toEqual([]);
     expect(admitted.pods).toHaveLength(load.objects.length);

@@ -29,6 +29,11 @@ function errors(p: Pod): string[] {
   return validatePod(p).map(String);
 }
 
+/** For a pod that exists already (ephemeral containers are added to those only). */
+function existingErrors(p: Pod): string[] {
+  return validatePod(p, { create: false }).map(String);
+}
+
 function withProbe(field: 'livenessProbe' | 'readinessProbe' | 'startupProbe', probe: Probe): Pod {
   return pod((c) => {
     c[field] = probe;
@@ -199,7 +204,7 @@ describe('validatePod: container types', () => {
 
   it('applies the per-kind probe rules to sidecars', () => {
     const p = pod((_c, pd) => {
-      pd.spec!.initContainers = [{ name: 'side', restartPolicy: 'Always', livenessProbe: { ...exec, successThreshold: 2 } }];
+      pd.spec!.initContainers = [{ name: 'side', image: 'img', restartPolicy: 'Always', livenessProbe: { ...exec, successThreshold: 2 } }];
     });
     expect(errors(p)).toEqual(['spec.initContainers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1']);
   });
@@ -210,7 +215,7 @@ describe('validatePod: container types', () => {
         { name: 'dbg', image: 'busybox', ports: [{ containerPort: 80 }], livenessProbe: exec, readinessProbe: exec },
       ];
     });
-    expect(errors(p)).toEqual([
+    expect(existingErrors(p)).toEqual([
       'spec.ephemeralContainers[0].ports: Forbidden: cannot be set for an Ephemeral Container',
       'spec.ephemeralContainers[0].livenessProbe: Forbidden: cannot be set for an Ephemeral Container',
       'spec.ephemeralContainers[0].readinessProbe: Forbidden: cannot be set for an Ephemeral Container',
@@ -219,15 +224,15 @@ describe('validatePod: container types', () => {
 
   it('requires an ephemeral container target to exist', () => {
     const p = pod((_c, pd) => {
-      pd.spec!.ephemeralContainers = [{ name: 'dbg', targetContainerName: 'nope' }];
+      pd.spec!.ephemeralContainers = [{ name: 'dbg', image: 'img', targetContainerName: 'nope' }];
     });
-    expect(errors(p)).toEqual(['spec.ephemeralContainers[0].targetContainerName: Not found: "nope"']);
+    expect(existingErrors(p)).toEqual(['spec.ephemeralContainers[0].targetContainerName: Not found: "nope"']);
   });
 });
 
 describe('validatePod: what running a pod needs', () => {
   it('requires metadata.name and namespace', () => {
-    const p = setPodDefaults({ apiVersion: 'v1', kind: 'Pod', spec: { containers: [{ name: 'c' }] } });
+    const p = setPodDefaults({ apiVersion: 'v1', kind: 'Pod', spec: { containers: [{ name: 'c', image: 'img' }] } });
     expect(errors(p)).toEqual(['metadata.name: Required value: name or generateName is required']);
     p.metadata!.namespace = '';
     expect(errors(p)).toContain('metadata.namespace: Required value');
@@ -268,11 +273,11 @@ describe('validatePod: what running a pod needs', () => {
 
   it('requires container names unique across init, regular and ephemeral containers', () => {
     const p = pod((_c, pd) => {
-      pd.spec!.containers.push({ name: 'c' });
-      pd.spec!.initContainers = [{ name: 'c' }, { name: 'i' }, { name: 'i' }];
-      pd.spec!.ephemeralContainers = [{ name: 'i' }];
+      pd.spec!.containers.push({ name: 'c', image: 'img' });
+      pd.spec!.initContainers = [{ name: 'c', image: 'img' }, { name: 'i', image: 'img' }, { name: 'i', image: 'img' }];
+      pd.spec!.ephemeralContainers = [{ name: 'i', image: 'img' }];
     });
-    expect(errors(p)).toEqual([
+    expect(existingErrors(p)).toEqual([
       'spec.containers[1].name: Duplicate value: "c"',
       'spec.initContainers[0].name: Duplicate value: "c"',
       'spec.initContainers[2].name: Duplicate value: "i"',
@@ -304,7 +309,7 @@ describe('validatePod: what running a pod needs', () => {
   it('reports host port conflicts across regular containers', () => {
     const p = pod((c, pd) => {
       c.ports = [{ containerPort: 80, hostPort: 8080 }];
-      pd.spec!.containers.push({ name: 'd', ports: [{ containerPort: 81, hostPort: 8080 }] });
+      pd.spec!.containers.push({ name: 'd', image: 'img', ports: [{ containerPort: 81, hostPort: 8080 }] });
     });
     expect(errors(p)).toEqual(['spec.containers[1].ports[0].hostPort: Duplicate value: "TCP//8080"']);
   });
@@ -318,14 +323,14 @@ describe('validatePod: what running a pod needs', () => {
   it('validates container restart policies and rules (ContainerRestartRules, on in 1.35)', () => {
     const p = pod((c, pd) => {
       c.restartPolicy = 'Never';
-      pd.spec!.containers.push({ name: 'd', restartPolicy: 'Sometimes' });
+      pd.spec!.containers.push({ name: 'd', image: 'img', restartPolicy: 'Sometimes' });
       pd.spec!.initContainers = [
-        { name: 'i1', restartPolicy: 'Never' },
-        { name: 'i2', restartPolicy: 'Sometimes' },
-        Object.assign({ name: 'i3', restartPolicy: 'Always' }, { restartPolicyRules: [{ action: 'Restart' }] }),
-        Object.assign({ name: 'i4' }, { restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In' } }] }),
+        { name: 'i1', image: 'img', restartPolicy: 'Never' },
+        { name: 'i2', image: 'img', restartPolicy: 'Sometimes' },
+        Object.assign({ name: 'i3', image: 'img', restartPolicy: 'Always' }, { restartPolicyRules: [{ action: 'Restart' }] }),
+        Object.assign({ name: 'i4', image: 'img' }, { restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In' } }] }),
         Object.assign(
-          { name: 'i5', restartPolicy: 'OnFailure' },
+          { name: 'i5', image: 'img', restartPolicy: 'OnFailure' },
           { restartPolicyRules: [{ action: 'Stop', exitCodes: { operator: 'Is', values: [1] } }, { action: 'Restart' }] },
         ),
       ];
@@ -344,7 +349,7 @@ describe('validatePod: what running a pod needs', () => {
   it('without the ContainerRestartRules gate: only init containers, only Always', () => {
     const p = pod((c, pd) => {
       c.restartPolicy = 'Always';
-      pd.spec!.initContainers = [{ name: 'i', restartPolicy: 'Never' }];
+      pd.spec!.initContainers = [{ name: 'i', image: 'img', restartPolicy: 'Never' }];
     });
     expect(validatePod(p, { containerRestartRules: false }).map(String)).toEqual([
       `${C0}.restartPolicy: Forbidden: may not be set for non-init containers`,
@@ -358,7 +363,7 @@ describe('validatePod: what running a pod needs', () => {
       pd.spec!.restartPolicy = 'Sometimes';
       c.livenessProbe = { httpGet: { port: 'HTTP', scheme: 'http' }, successThreshold: 2, periodSeconds: -1 };
       c.readinessProbe = { ...exec, tcpSocket: { port: 1 }, grpc: { port: 1 }, terminationGracePeriodSeconds: 5 };
-      pd.spec!.initContainers = [{ name: 'init', startupProbe: exec }];
+      pd.spec!.initContainers = [{ name: 'init', image: 'img', startupProbe: exec }];
     });
     expect(errors(p)).toEqual([
       'metadata.name: Required value: name or generateName is required',
@@ -378,7 +383,7 @@ describe('validatePod: what running a pod needs', () => {
   it('reports what defaulting would have filled in when given an undefaulted pod', () => {
     const raw: Pod = {
       metadata: { name: 'p', namespace: 'default' },
-      spec: { containers: [{ name: 'c', ports: [{ containerPort: 80 }], livenessProbe: { httpGet: { port: 80 } } }] },
+      spec: { containers: [{ name: 'c', image: 'img', ports: [{ containerPort: 80 }], livenessProbe: { httpGet: { port: 80 } } }] },
     };
     expect(validatePod(raw).map(String)).toEqual([
       'spec.terminationGracePeriodSeconds: Required value',
@@ -404,5 +409,69 @@ describe('validateProbe', () => {
   it('treats a null handler (YAML `exec:` with nothing after it) as not set', () => {
     const probe = { exec: null, tcpSocket: { port: 80 }, successThreshold: 1 } as unknown as Probe;
     expect(validateProbe(probe, 'liveness', 'x')).toEqual([]);
+  });
+});
+
+describe('validatePod: rules that depend on the kind (ValidatePodCreate, workload validation)', () => {
+  const template = (kind: string, edit: (c: Container, p: Pod) => void = () => {}): string[] =>
+    validatePod(pod(edit), { kind }).map(String);
+
+  it('every container needs an image, in a Pod and in a template alike (validateContainerCommon)', () => {
+    const noImage = (c: Container, p: Pod): void => {
+      delete c.image;
+      p.spec!.initContainers = [{ name: 'init', image: '', command: ['true'] }];
+    };
+    expect(errors(pod(noImage))).toEqual(['spec.containers[0].image: Required value', 'spec.initContainers[0].image: Required value']);
+    expect(template('Deployment', noImage)).toEqual(['spec.containers[0].image: Required value', 'spec.initContainers[0].image: Required value']);
+  });
+
+  it("only a Pod's image may not have surrounding whitespace (validateContainerOnlyForPod)", () => {
+    const spaced = (c: Container): void => {
+      c.image = ' busybox ';
+    };
+    expect(errors(pod(spaced))).toEqual(['spec.containers[0].image: Invalid value: " busybox ": must not have leading or trailing whitespace']);
+    expect(template('Deployment', spaced)).toEqual([]);
+  });
+
+  it('a Pod is created without ephemeral containers and without nodeName while scheduling gates remain; a template never has ephemeral containers', () => {
+    const edit = (_c: Container, p: Pod): void => {
+      p.spec!.ephemeralContainers = [{ name: 'dbg', image: 'img' }];
+      p.spec!.nodeName = 'n1';
+      p.spec!.schedulingGates = [{ name: 'wait' }];
+    };
+    expect(errors(pod(edit))).toEqual([
+      'spec.ephemeralContainers: Forbidden: cannot be set on create',
+      'spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared',
+    ]);
+    expect(existingErrors(pod(edit))).toEqual([]);
+    expect(template('Deployment', edit)).toEqual(['spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template']);
+  });
+
+  it.each([
+    ['Deployment', 'ReplicaSet'],
+    ['ReplicaSet', 'ReplicaSet'],
+    ['ReplicationController', 'ReplicationController'],
+    ['StatefulSet', 'StatefulSet'],
+    ['DaemonSet', 'DaemonSet'],
+  ])('a %s runs its pods with restartPolicy Always and no activeDeadlineSeconds', (kind, named) => {
+    expect(template(kind)).toEqual([]);
+    expect(
+      template(kind, (_c, p) => {
+        p.spec!.restartPolicy = 'Never';
+        p.spec!.activeDeadlineSeconds = 5;
+      }),
+    ).toEqual([
+      'spec.restartPolicy: Unsupported value: "Never": supported values: "Always"',
+      `spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ${named} is not Supported`,
+    ]);
+  });
+
+  it.each(['Job', 'CronJob'])('a %s runs its pods with restartPolicy OnFailure or Never', (kind) => {
+    expect(template(kind)).toEqual(['spec.restartPolicy: Required value: valid values: "OnFailure", "Never"']);
+    expect(template(kind, (_c, p) => (p.spec!.restartPolicy = 'Never'))).toEqual([]);
+    expect(template(kind, (_c, p) => (p.spec!.activeDeadlineSeconds = 5))).toEqual([
+      'spec.restartPolicy: Required value: valid values: "OnFailure", "Never"',
+    ]);
+    expect(validatePod(pod((_c, p) => (p.spec!.restartPolicy = 'Never')), { kind: 'PodTemplate' }).map(String)).toEqual([]);
   });
 });

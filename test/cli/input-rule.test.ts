@@ -40,7 +40,7 @@ describe('a path that cannot be read: exit 2 before anything starts', () => {
   it('simulate --for 5 minutes: the unit is not read as a file, and the message says how to write it', async () => {
     const run = await runCli(['simulate', DEMO, '--for', '5', 'minutes']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('probelet: minutes: cannot read: no such file or directory (a duration is written without a space, e.g. --for 5m or --timeout 30s)');
+    expect(run.stderr).toBe('probelet: "minutes" is taken for a file: a duration is one word, without a space (e.g. --for 5m, --timeout 30s)\nprobelet: nothing was started\n');
     expect(run.stdout).toBe('');
   });
 });

@@ -113,9 +113,21 @@ describe('probelet probe -f with a Pod', () => {
     const ambiguous = await runCli(['probe', '-f', path, '--container', 'app']);
     expect(ambiguous.code).toBe(2);
     // Each named with the file:line of its container, so the user sees which document is which (issue 33).
-    expect(ambiguous.stderr).toContain(`several containers match (one/app at ${path}:7, two/app at ${path}:18); choose one with --pod and --container`);
+    expect(ambiguous.stderr).toContain(`several containers have a readinessProbe (one/app at ${path}:7, two/app at ${path}:18); choose one with --pod and --container`);
     expect((await runCli(['probe', '-f', path, '--pod', 'one'])).code).toBe(0);
     expect((await runCli(['probe', '-f', path, '--pod', 'two'])).code).toBe(1);
+  });
+
+  it('--type: only the containers with that probe are candidates (one is the one meant; none is said)', async () => {
+    const probed = podYaml('probed', `      livenessProbe:\n        httpGet: { path: /healthz, port: ${web.port} }\n`);
+    const plain = podYaml('plain', '');
+    const path = await manifest('one-live.yaml', `${probed}---\n${plain}`);
+    const run = await runCli(['probe', '-f', path, '--type', 'liveness']);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toContain('Verdict:  success');
+    const none = await runCli(['probe', '-f', path, '--type', 'startup']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('no container has a startupProbe; several match (probed/app, plain/app)');
   });
 });
 

@@ -78,7 +78,7 @@ describe('probelet run on the process runtime', () => {
       const file = s.manifest('pod.yaml', testPod(s, 'plain', ['sleep', '300'], {}, { restartPolicy: 'Never' }));
       const run = await runCli(['run', file, '--listen', '127.0.0.1:0', '-o', 'json', '--exit-on-ready', '--timeout', '10s', '--cri-endpoint', `unix://${socket}`]);
       expect(run.stderr).toMatch(
-        new RegExp(`^probelet: runtime "process": each container's command runs on this host as user \\S+; its image, volumes and network are ignored \\(a CRI runtime answers at unix://${socket.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: --runtime cri runs the images there\\)$`, 'm'),
+        new RegExp(`^probelet: runtime "process": each container's command runs on this host as user \\S+; no image, volumes or network of its own: pods that mount volumes, need their image's programs or write outside /tmp are not run \\(a CRI runtime answers at unix://${socket.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: --runtime cri runs the images there\\)$`, 'm'),
       );
     } finally {
       listener.close();

@@ -33,7 +33,7 @@ describe('probelet run: measurements at the end', () => {
     expect(out).toMatch(/^ {2}web\/main: started after \d+(\.\d)?s, ready after \d+(\.\d)?s$/m);
     expect(out).toMatch(/^ {4}startup {3}exec {6}p50 \d+ms {2}p99 \d+ms {2}timeout 1s {2}2 probes, 1 failed$/m);
     expect(out).toMatch(/^ {4}readiness exec {6}p50 \d+ms {2}p99 \d+ms {2}timeout 2s {2}\d+ probes?, 0 failed$/m);
-    expect(out).toMatch(new RegExp(`^ {2}probelet check ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --startup-time main=\\d+(\\.\\d)?s( --probe-p99 main\\.(liveness|readiness|startup)=\\d+(\\.\\d+)?s)+$`, 'm'));
+    expect(out).toMatch(new RegExp(`^ {2}probelet check ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --startup-time main=\\d+(\\.\\d)?s( --probe-p99 main\\.(liveness|readiness|startup)=(\\d+ms|\\d+(\\.\\d+)?s))+$`, 'm'));
     expect(await nothingLeft(s.marker)).toBe(true);
   });
 
@@ -67,8 +67,27 @@ describe('probelet run: measurements at the end', () => {
         ],
       }),
     ]);
-    expect(m?.check).toMatch(/^probelet check \S+ --startup-time main=\d+(\.\d)?s( --probe-p99 main\.(liveness|readiness|startup)=\d+(\.\d+)?s)+$/);
+    expect(m?.check).toMatch(/^probelet check \S+ --startup-time main=\d+(\.\d)?s( --probe-p99 main\.(liveness|readiness|startup)=(\d+ms|\d+(\.\d+)?s))+$/);
     expect(Date.parse(m?.since ?? '')).toBeGreaterThan(0);
     expect(await nothingLeft(s.marker)).toBe(true);
+  });
+});
+
+describe('measure: from the container start', () => {
+  it("counts start-up from the start of the container that reached it, not from the run's start; p99s in ms", async () => {
+    const { measure, checkCommand, containerStartsOf } = await import('../../src/cli/measurements.js');
+    const history = {
+      podUID: 'u1', pod: 'web', namespace: 'default', container: 'main', probeType: 'startup' as const, handler: 'http' as const,
+      periodSeconds: 1, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 30, total: 1, failures: 0, errored: 0,
+      firstSuccessAt: Date.parse('2026-01-01T00:00:40Z'),
+      attempts: [{ seq: 1, containerID: 'c', due: 0, start: 0, durationMs: 25.2, attempts: 1, handlerResult: 'success' as const, verdict: 'success' as const, errored: false, result: 'success' as const, output: '' }],
+      transitions: [],
+    };
+    const runStart = Date.parse('2026-01-01T00:00:00Z');
+    const pods = [{ metadata: { uid: 'u1', name: 'web' }, status: { containerStatuses: [{ name: 'main', image: 'x', imageID: '', ready: true, restartCount: 1, state: { running: { startedAt: '2026-01-01T00:00:30Z' } }, lastState: { terminated: { exitCode: 137, startedAt: '2026-01-01T00:00:05Z' } } }] } }];
+    const measured = measure([history] as never, runStart, containerStartsOf(pods as never));
+    expect(measured[0]?.startedAfterSeconds).toBe(10);
+    expect(measure([history] as never, runStart)[0]?.startedAfterSeconds).toBe(40);
+    expect(checkCommand(['pod.yaml'], measured)).toBe('probelet check pod.yaml --startup-time main=10s --probe-p99 main.startup=25ms');
   });
 });

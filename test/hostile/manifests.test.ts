@@ -15,6 +15,7 @@ metadata: {name: good}
 spec:
   containers:
     - name: app
+      image: x
       command: [sleep, "60"]
       livenessProbe: {exec: {command: ["true"]}}
 `;
@@ -25,6 +26,7 @@ metadata: {name: ${name}}
 spec:
   containers:
     - name: app
+      image: x
       command: [sleep, "60"]
       livenessProbe:
 ${probe
@@ -159,7 +161,7 @@ describe('hostile manifests: probe -f', () => {
     await writeFile(file, `apiVersion: v1\nkind: List\nitems:\n${items.join('')}`);
     const run = await runCli(['probe', '-f', file, '--type', 'liveness']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toBe(`probelet: ${file}: several containers match (1000 of them); choose one with --pod and --container\n`);
+    expect(run.stderr).toBe(`probelet: ${file}: several containers have a livenessProbe (1000 of them); choose one with --pod and --container\n`);
     const one = await runCli(['probe', '-f', file, '--pod', 'p999', '--type', 'liveness']);
     expect(one.code).toBe(0);
   });

@@ -155,3 +155,17 @@ describe('the node agent’s API clients', () => {
     expect(s.connections()).toBe(1);
   });
 });
+
+describe('the node agent’s watches', () => {
+  it('share one kept-alive agent: five watches one after another take one connection, not five', async () => {
+    const s = await standIn();
+    const before = s.connections();
+    for (let i = 0; i < 5; i++) {
+      await new Promise<void>((resolve) => {
+        void s.clients.watch.watch('/api/v1/pods', { fieldSelector: 'spec.nodeName=n1' }, () => undefined, () => resolve());
+      });
+    }
+    expect(s.requests.filter((r) => r.startsWith('GET /api/v1/pods?')).length).toBe(5);
+    expect(s.connections() - before).toBe(1);
+  });
+});

@@ -80,7 +80,7 @@ describe('probelet simulate --ui: bad addresses are refused before anything is s
     expect(alone.stderr).toContain("--listen 127.0.0.1:0: the address is the dashboard's: add --ui");
     const old = await runCli(['simulate', DEPLOYMENT, '--for', '10s', '--ui', '127.0.0.1:8080']);
     expect(old.code).toBe(2);
-    expect(old.stderr).toContain('127.0.0.1:8080: cannot read: no such file or directory (an address goes with --listen, e.g. --listen 127.0.0.1:8080)');
+    expect(old.stderr).toContain('"127.0.0.1:8080" is taken for a file: an address goes with --listen (e.g. --listen 127.0.0.1:8080)');
     expect(old.stdout).toBe('');
   });
 });
