@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe } from './shape.js';
 
 export { formatFieldPath } from './shape.js';
+import { duplicateKeyMessage } from './strict-fields.js';
 import { isRecord, POD_TEMPLATE_KINDS } from './workloads.js';
 import { decodeChunk, positionIndex, splitDocuments, type FieldPath, type SourcePosition, type YamlChunk } from './yaml.js';
 
@@ -112,6 +113,8 @@ function tooLarge(bytes: number): string {
   return `the document is ${(bytes / 1024 / 1024).toFixed(1)} MiB, more than the apiserver accepts for one object (Request entity too large: limit is ${MAX_OBJECT_BYTES}): split it`;
 }
 const CORE_API_VERSION = 'v1';
+/** js-yaml's reason for a key given twice in one mapping (named by `duplicateKeyMessage`). */
+const DUPLICATE_KEY = 'duplicated mapping key';
 const HELM_HINT = 'this looks like an unrendered template ({{ … }}): render it first, e.g. `helm template RELEASE CHART | probelet check -`';
 
 /**
@@ -137,7 +140,8 @@ export function parseManifestDocuments(text: string, source: string, sink?: Obje
     if (decoded.error) {
       const hint = chunk.text.includes('{{') ? `; ${HELM_HINT}` : '';
       const { line, column } = decoded.error.line !== undefined ? decoded.error : { line: firstContentLine(chunk), column: 1 };
-      load.problems.push({ source, document, line, column, message: decoded.error.message + hint });
+      const message = decoded.error.message === DUPLICATE_KEY && line !== undefined && column !== undefined ? duplicateKeyMessage(text, line, column, 0) : decoded.error.message;
+      load.problems.push({ source, document, line, column, message: message + hint });
       continue;
     }
     if (decoded.value === null || decoded.value === undefined) {
