@@ -74,6 +74,10 @@ export interface ManifestLoad {
    * A file named on the command line is never passed over: the user meant it.
    */
   notManifests?: string[];
+  /** Files found by walking a folder that were not read: their names are not `*.yaml`, `*.yml` or `*.json`. */
+  notRead?: string[];
+  /** Files found by walking a folder that {@link LoadOptions.exclude} left out. */
+  excluded?: string[];
 }
 
 /** `file:line:col: document N[, items[i]]: field: message`, leaving out what is not known. */
@@ -248,6 +252,8 @@ export interface LoadOptions {
   readStdin?: () => Promise<string>;
   /** Objects go here as they are decoded, file by file, instead of into the load (see {@link ObjectSink}). */
   sink?: ObjectSink;
+  /** Files found in a folder for which this is true are not read (`check`'s configured `exclude`). */
+  exclude?: (file: string) => boolean;
 }
 
 const MANIFEST_EXTENSIONS = /\.(?:ya?ml|json)$/i;
@@ -269,9 +275,14 @@ export async function loadManifests(paths: readonly string[], options: LoadOptio
     }
     try {
       if ((await stat(path)).isDirectory()) {
-        const found = await manifestFilesIn(path);
-        for (const file of found) walked.add(file);
-        files.push(...found);
+        const found = await manifestFilesIn(path, (load.notRead ??= []));
+        for (const file of found) {
+          if (options.exclude?.(file)) (load.excluded ??= []).push(file);
+          else {
+            walked.add(file);
+            files.push(file);
+          }
+        }
       } else files.push(path);
     } catch (err) {
       load.problems.push({ source: path, message: `cannot read: ${readReason(err)}` });
@@ -315,14 +326,16 @@ function isNotManifest(one: ManifestLoad, sunk: number): boolean {
   return one.objects.length === 0 && sunk === 0 && one.skipped.length === 0 && one.problems.length > 0 && one.problems.every((p) => p.notObject === true);
 }
 
-async function manifestFilesIn(dir: string): Promise<string[]> {
+/** The manifest files under `dir`; the other files go to `notRead` (those inside a hidden folder, such as `.git`, are not named). */
+async function manifestFilesIn(dir: string, notRead: string[], hidden = false): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const files: string[] = [];
   for (const entry of entries) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...(await manifestFilesIn(path)));
+    if (entry.isDirectory()) files.push(...(await manifestFilesIn(path, notRead, hidden || entry.name.startsWith('.'))));
     else if (entry.isFile() && MANIFEST_EXTENSIONS.test(entry.name)) files.push(path);
+    else if (entry.isFile() && !hidden && !entry.name.startsWith('.')) notRead.push(path);
   }
   return files;
 }

@@ -24,6 +24,18 @@ export interface Finding {
   /** The field path inside the object (`spec.template.spec.containers[0].livenessProbe.periodSeconds`). */
   field: string;
   message: string;
+  /** Why it does not count: an annotation in the manifest, or the baseline. */
+  suppression?: Suppression;
+}
+
+/** A finding looked at and accepted: written to SARIF as its `suppressions` entry. */
+export interface Suppression {
+  /** SARIF's kinds: `inSource` (an annotation in the manifest), `external` (the baseline file). */
+  kind: 'inSource' | 'external';
+  /** The annotation key (`probelet.dev/ignore.web`), or `baseline FILE`. */
+  by: string;
+  /** The reason written beside it, when there is one. */
+  justification?: string;
 }
 
 export interface ObjectRef {

@@ -2,17 +2,22 @@
  * `probelet check PATH...`: static probe lint and timing budgets for any manifest, with
  * nothing run. Thin: loading is `api/documents`, checking `check/run`, output `check/output`.
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { dirname, relative, sep } from 'node:path';
 import { Command, Option } from 'commander';
 import { formatProblem, loadManifests, notManifestsNote, skippedNote, type LoadOptions } from '../api/documents.js';
 import { foldedInto } from '../check/fold.js';
-import { toJson, toSarif, toText } from '../check/output.js';
-import { findRule, ruleInfos } from '../check/rules/index.js';
+import { baselineText, parseBaseline } from '../check/baseline.js';
+import { toJson, toSarif, toText, type CheckOutput, type SkippedFile } from '../check/output.js';
+import { findRule, ruleInfos, VALIDATION_RULE_ID } from '../check/rules/index.js';
 import { createChecker } from '../check/run.js';
-import type { Severity } from '../check/types.js';
+import type { Finding, Severity } from '../check/types.js';
+import { matchesGlob } from '../util/glob.js';
+import { CONFIG_FILE, findConfig, loadConfig } from './check-config.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { addExamples, filenameOption, inputPaths, outputOption } from './flags.js';
-import { requireReadable } from './inputs.js';
+import { unreadablePaths } from './inputs.js';
 import { CliUsageError, type CliIO } from './io.js';
 import { parseDuration } from './run-flags.js';
 
@@ -23,12 +28,18 @@ const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1 };
 export interface CheckFlags {
   output: (typeof OUTPUTS)[number];
   filename?: string[];
-  failOn: (typeof FAIL_ON)[number];
+  /** Unset: `.probelet.yaml`'s `fail-on`, else `error`. */
+  failOn?: (typeof FAIL_ON)[number];
   startupTime: string[];
   probeP99?: string[];
   disable: string[];
   explain?: string;
   rules?: boolean;
+  /** `--config FILE`; `false` (`--no-config`): none, not even one found upward. */
+  config?: string | false;
+  showSuppressed?: boolean;
+  baseline?: string;
+  writeBaseline?: string;
 }
 
 export function registerCheckCommand(program: Command, io: CliIO, setExit: (code: number) => void, load: LoadOptions = {}): void {
@@ -38,41 +49,77 @@ export function registerCheckCommand(program: Command, io: CliIO, setExit: (code
     .argument('[paths...]', 'files, folders (*.yaml, *.yml, *.json, recursively) or - for stdin')
     .addOption(filenameOption())
     .addOption(outputOption(OUTPUTS, 'output format'))
-    .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding has this severity or worse').choices(FAIL_ON).default('error'))
+    .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding has this severity or worse (default: error, or fail-on in .probelet.yaml)').choices(FAIL_ON))
     .option('--startup-time <[pod/]container=duration>', 'how long a container needs to start, e.g. web=40s or api/web=40s (pod = object name or run\'s pod name; repeatable)', collect, [])
     .option('--probe-p99 <[pod/]container.probe=duration>', 'a probe duration measured at p99 by probelet run, e.g. web.liveness=0.9s (repeatable)', collect, [])
     .option('--disable <rules>', 'rule ids to turn off, comma-separated (repeatable)', collect, [])
+    .option('--config <file>', `the configuration file (default: the nearest ${CONFIG_FILE} from the working directory up)`)
+    .option('--no-config', `read no configuration file`)
+    .option('--show-suppressed', 'list the findings an annotation or the baseline suppressed (they are always counted)')
+    .option('--baseline <file>', 'findings in this baseline (written by --write-baseline) are suppressed: only new ones fail')
+    .option('--write-baseline <file>', 'write every finding of this run to FILE as the baseline to accept')
     .option('--explain <rule>', "print a rule's text: what, why, fix, example")
     .option('--rules', 'list every rule with its severity and what it checks')
     .action(async (paths: string[], flags: CheckFlags) => {
       setExit(await runCheck(inputPaths(paths, flags.filename), flags, io, load));
     });
-  addExamples(command, ['probelet check deploy.yaml', 'probelet check -f k8s/ --startup-time web=40s', 'helm template . | probelet check -']);
+  addExamples(command, ['probelet check deploy.yaml', 'probelet check -f k8s/ --startup-time web=40s', 'helm template . | probelet check -', 'probelet check k8s/ -o sarif > probelet.sarif']);
 }
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/** What the configuration file and the flags come to, flags first. */
+interface Settings {
+  disabled: Set<string>;
+  severities: Map<string, Severity>;
+  startupTimes: Map<string, number>;
+  measuredP99: Map<string, number>;
+  failOn: (typeof FAIL_ON)[number];
+  exclude: { base: string; globs: readonly string[] } | undefined;
+}
+
+async function settingsOf(flags: CheckFlags): Promise<Settings> {
+  const path = flags.config === false ? undefined : (flags.config ?? (await findConfig(process.cwd())));
+  const config = path === undefined ? undefined : await loadConfig(path, (id) => findRule(id) !== undefined, ruleInfos.map((r) => r.id));
+  const disabled = parseDisable(flags.disable);
+  const severities = new Map<string, Severity>();
+  for (const [id, setting] of config?.rules ?? []) {
+    if (setting === 'off') disabled.add(id);
+    else if (setting !== 'on') severities.set(id, setting);
+  }
+  // The file's figures, then the flags' over them: a flag given on the command line wins.
+  const startupTimes = new Map([...parseStartupTimes(config?.startupTime ?? [], `${path}: startup-time`), ...parseStartupTimes(flags.startupTime, '--startup-time')]);
+  const measuredP99 = new Map([...parseProbeP99(config?.probeP99 ?? [], `${path}: probe-p99`), ...parseProbeP99(flags.probeP99 ?? [], '--probe-p99')]);
+  const exclude = config && config.exclude.length > 0 ? { base: dirname(config.path), globs: config.exclude } : undefined;
+  return { disabled, severities, startupTimes, measuredP99, failOn: flags.failOn ?? config?.failOn ?? 'error', exclude };
+}
+
 /** One `probelet check` run; returns the exit code. Bad flags throw CliUsageError (exit 2). */
 export async function runCheck(paths: readonly string[], flags: CheckFlags, io: CliIO, load: LoadOptions = {}): Promise<number> {
   if (flags.explain !== undefined) return explain(flags.explain, io);
   if (flags.rules === true) return listRules(io);
-  const disabled = parseDisable(flags.disable);
-  const startupTimes = parseStartupTimes(flags.startupTime);
-  const measuredP99 = parseProbeP99(flags.probeP99 ?? []);
+  const settings = await settingsOf(flags);
   if (paths.length === 0) throw new CliUsageError('check: give at least one PATH (a file, a folder, or - for standard input)');
-  await requireReadable(paths);
+  const baseline = flags.baseline === undefined ? undefined : { prints: await readBaseline(flags.baseline), by: `baseline ${flags.baseline}` };
+
+  const unreadable = await unreadablePaths(paths);
+  if (unreadable.length > 0) {
+    // A CI upload step must never get an empty file: the document is written, with the problem.
+    const problems = unreadable.map((u) => ({ source: u.path, message: u.message }));
+    if (flags.output !== 'text') writeDocument(flags.output, { findings: [], containers: [], problems }, io);
+    io.stderr(`${unreadable.map((u) => `probelet: ${u.path}: ${u.message}`).join('\n')}\nprobelet: nothing was started (fix the path${unreadable.length > 1 ? 's' : ''} above)\n`);
+    return EXIT_USAGE;
+  }
 
   // Objects are checked as they are decoded and then dropped: only findings and budgets are kept.
-  const checker = createChecker({ startupTimes, measuredP99, disabled });
-  let workloads = 0;
+  const checker = createChecker({ startupTimes: settings.startupTimes, measuredP99: settings.measuredP99, disabled: settings.disabled, severities: settings.severities, ...(baseline ? { baseline } : {}) });
+  const exclude = settings.exclude;
   const loaded = await loadManifests(paths, {
     ...load,
-    sink: (object) => {
-      workloads++;
-      checker.add(object);
-    },
+    ...(exclude ? { exclude: (file: string) => exclude.globs.some((glob) => matchesGlob(relative(exclude.base, file).split(sep).join('/'), glob)) } : {}),
+    sink: (object) => checker.add(object),
   });
   const result = checker.finish(loaded.problems);
   for (const problem of result.problems) io.stderr(`${formatProblem(problem)}\n`);
@@ -87,16 +134,27 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
       io.stderr(`probelet: ${flag} ${key}: no container of that name ${where} (give CONTAINER, or POD/CONTAINER with POD the object's name or the pod name probelet run printed); ignored\n`);
     }
   }
-  if (flags.output === 'json') io.stdout(toJson({ ...result, skipped: loaded.skipped }));
-  else if (flags.output === 'sarif') io.stdout(toSarif(result, ruleInfos, packageVersion()));
-  else {
-    io.stdout(toText(result));
+  const skippedFiles: SkippedFile[] = [
+    ...(loaded.notManifests ?? []).map((file) => ({ file, reason: 'holds no Kubernetes object' })),
+    ...(loaded.notRead ?? []).map((file) => ({ file, reason: 'not *.yaml, *.yml or *.json' })),
+    ...(loaded.excluded ?? []).map((file) => ({ file, reason: 'excluded by the configuration' })),
+  ];
+  if (flags.writeBaseline !== undefined) {
+    // Every finding of this run is accepted, those the old baseline held included.
+    const accepted = [...result.findings, ...result.suppressed.filter((f) => f.suppression?.kind === 'external')];
+    await writeBaselineFile(flags.writeBaseline, accepted);
+    io.stderr(`probelet: wrote ${accepted.length} finding${accepted.length === 1 ? '' : 's'} to the baseline ${flags.writeBaseline}\n`);
+  }
+  if (flags.output === 'text') {
+    io.stdout(toText(result, flags.showSuppressed === true));
     const note = skippedNote(loaded.skipped);
     if (note !== '') io.stdout(`${note}\n`);
-  }
+  } else writeDocument(flags.output, { ...result, skipped: loaded.skipped, skippedFiles }, io);
   const folderNote = notManifestsNote(loaded.notManifests);
   if (folderNote !== '') io.stderr(`probelet: ${folderNote}\n`);
-  if (workloads === 0 && result.problems.length === 0) {
+  const notRead = skippedFiles.filter((f) => f.reason !== 'holds no Kubernetes object');
+  if (notRead.length > 0) io.stderr(`probelet: ${filesNote(notRead)}\n`);
+  if (result.checked === 0 && result.problems.length === 0) {
     // A green check of nothing would pass a CI job that points at the wrong file.
     const passed = loaded.skipped.length > 0 ? ` (${skippedNote(loaded.skipped)})` : '';
     io.stderr(`probelet: no workload was checked: ${paths.join(', ')} hold${paths.length === 1 ? 's' : ''} no Pod, workload or PodTemplate${passed}\n`);
@@ -104,12 +162,46 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   }
   // Input problems exit 2 whatever --fail-on says: part of the input was not checked.
   if (result.problems.length > 0) {
-    io.stderr(`probelet: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'} in the input (above); everything else was checked\n`);
+    const rest = result.checked > 0 ? `; the other ${result.checked} object${result.checked === 1 ? ' was' : 's were'} checked` : '; nothing else was checked';
+    io.stderr(`probelet: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'} in the input (above)${rest}\n`);
     return EXIT_USAGE;
   }
-  if (flags.failOn === 'never') return EXIT_OK;
-  const threshold = RANK[flags.failOn];
+  if (flags.writeBaseline !== undefined || settings.failOn === 'never') return EXIT_OK;
+  const threshold = RANK[settings.failOn];
   return result.findings.some((f) => RANK[f.severity] >= threshold) ? EXIT_FAILED : EXIT_OK;
+}
+
+function writeDocument(output: 'json' | 'sarif', result: CheckOutput, io: CliIO): void {
+  io.stdout(output === 'json' ? toJson(result) : toSarif(result, ruleInfos, packageVersion()));
+}
+
+/** `skipped 2 files in the folders: a.txt (not *.yaml…), …`, at most 10 named. */
+function filesNote(files: readonly SkippedFile[]): string {
+  const named = files.slice(0, 10).map((f) => `${f.file} (${f.reason})`).join(', ');
+  const more = files.length > 10 ? `, and ${files.length - 10} more (-o json lists them all)` : '';
+  return `skipped ${files.length} file${files.length === 1 ? '' : 's'} in the folders: ${named}${more}`;
+}
+
+async function readBaseline(path: string): Promise<Set<string>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new CliUsageError(`--baseline ${path}: cannot read: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory (write one with --write-baseline)' : String(err)}`);
+  }
+  try {
+    return parseBaseline(text);
+  } catch (err) {
+    throw new CliUsageError(`--baseline ${path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+async function writeBaselineFile(path: string, findings: readonly Finding[]): Promise<void> {
+  try {
+    await writeFile(path, baselineText(findings));
+  } catch (err) {
+    throw new CliUsageError(`--write-baseline ${path}: cannot write: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 function explain(id: string, io: CliIO): number {
@@ -137,17 +229,18 @@ function parseDisable(values: readonly string[]): Set<string> {
   const ids = new Set(values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== ''));
   for (const id of ids) {
     if (!findRule(id)) throw new CliUsageError(`--disable: unknown rule ${JSON.stringify(id)}; rules: ${ruleInfos.map((r) => r.id).join(', ')}`);
+    if (id === VALIDATION_RULE_ID) throw new CliUsageError(`--disable: ${id} cannot be turned off: an object the API server would refuse is an input problem (exit 2) for every command`);
   }
   return ids;
 }
 
-function parseStartupTimes(values: readonly string[]): Map<string, number> {
+function parseStartupTimes(values: readonly string[], flag: string): Map<string, number> {
   const times = new Map<string, number>();
   for (const value of values) {
     const eq = value.indexOf('=');
     const container = value.slice(0, eq).trim();
-    if (eq <= 0 || !wellFormedKey(container)) throw new CliUsageError(`--startup-time: expected [POD/]CONTAINER=DURATION (e.g. web=40s or web-0/app=40s), got ${JSON.stringify(value)}`);
-    setOnce(times, container, parseDuration(value.slice(eq + 1), '--startup-time') / 1000, '--startup-time');
+    if (eq <= 0 || !wellFormedKey(container)) throw new CliUsageError(`${flag}: expected [POD/]CONTAINER=DURATION (e.g. web=40s or web-0/app=40s), got ${JSON.stringify(value)}`);
+    setOnce(times, container, parseDuration(value.slice(eq + 1), flag) / 1000, flag);
   }
   return times;
 }
@@ -167,16 +260,16 @@ function setOnce(times: Map<string, number>, key: string, value: number, flag: s
 const PROBE_KINDS = ['liveness', 'readiness', 'startup'];
 
 /** `--probe-p99 app.liveness=0.9s` → `app.liveness` → 0.9 (seconds). */
-function parseProbeP99(values: readonly string[]): Map<string, number> {
+function parseProbeP99(values: readonly string[], flag: string): Map<string, number> {
   const times = new Map<string, number>();
   for (const value of values) {
     const eq = value.indexOf('=');
     const key = value.slice(0, eq).trim();
     const dot = key.lastIndexOf('.');
     if (eq <= 0 || dot <= 0 || !PROBE_KINDS.includes(key.slice(dot + 1)) || !wellFormedKey(key.slice(0, dot))) {
-      throw new CliUsageError(`--probe-p99: expected [POD/]CONTAINER.PROBE=DURATION with PROBE one of ${PROBE_KINDS.join(', ')} (e.g. web.liveness=0.9s), got ${JSON.stringify(value)}`);
+      throw new CliUsageError(`${flag}: expected [POD/]CONTAINER.PROBE=DURATION with PROBE one of ${PROBE_KINDS.join(', ')} (e.g. web.liveness=0.9s), got ${JSON.stringify(value)}`);
     }
-    setOnce(times, key, parseDuration(value.slice(eq + 1), '--probe-p99') / 1000, '--probe-p99');
+    setOnce(times, key, parseDuration(value.slice(eq + 1), flag) / 1000, flag);
   }
   return times;
 }

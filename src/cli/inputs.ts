@@ -20,13 +20,19 @@ const ADDRESS = /^(?:\[[^\]]*\]|[\w.-]*):\d{1,5}$/;
  * when the "path" was plainly meant as something else); `-` (stdin) always passes.
  */
 export async function requireReadable(paths: readonly string[]): Promise<void> {
-  const unreadable: string[] = [];
+  const unreadable = (await unreadablePaths(paths)).map((u) => `${u.path}: ${u.message}`);
+  if (unreadable.length > 0) throw new CliUsageError(`${unreadable.join('\nprobelet: ')}\nprobelet: nothing was started (fix the path${unreadable.length > 1 ? 's' : ''} above)`);
+}
+
+/** Every path of `paths` that cannot be read, with `cannot read: why` (and a hint); `-` always passes. */
+export async function unreadablePaths(paths: readonly string[]): Promise<{ path: string; message: string }[]> {
+  const unreadable: { path: string; message: string }[] = [];
   for (const path of paths) {
     if (path === STDIN_PATH) continue;
     const why = await unreadableReason(path);
-    if (why !== undefined) unreadable.push(`${path}: cannot read: ${why}${hint(path)}`);
+    if (why !== undefined) unreadable.push({ path, message: `cannot read: ${why}${hint(path)}` });
   }
-  if (unreadable.length > 0) throw new CliUsageError(`${unreadable.join('\nprobelet: ')}\nprobelet: nothing was started (fix the path${unreadable.length > 1 ? 's' : ''} above)`);
+  return unreadable;
 }
 
 async function unreadableReason(path: string): Promise<string | undefined> {
