@@ -63,6 +63,8 @@ export interface ContainerBudget {
   hangToKillSeconds: number | null;
   /** From a hang to the container being taken out of service (Ready → False). */
   hangToNotReadySeconds: number | null;
+  /** Liveness and readiness probes that never fail on a hang (a tcpSocket probe, an exec probe that reads a file), and why. */
+  hangBlind?: { probe: ProbeType; reason: string }[];
 }
 
 /** Which kind of container inside the pod. Sidecars are restartable init containers. */

@@ -24,6 +24,9 @@ import { parseDuration } from './run-flags.js';
 const OUTPUTS = ['text', 'json', 'sarif'] as const;
 const FAIL_ON = ['error', 'warning', 'info', 'never'] as const;
 const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1 };
+const NOT_READ = 'not *.yaml, *.yml or *.json';
+/** A file name with a manifest's extension inside it (`web.yaml.golden`, `pod.json.injected`). */
+const MANIFEST_LIKE = /\.(?:ya?ml|json)\./i;
 
 export interface CheckFlags {
   output: (typeof OUTPUTS)[number];
@@ -136,7 +139,7 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   }
   const skippedFiles: SkippedFile[] = [
     ...(loaded.notManifests ?? []).map((file) => ({ file, reason: 'holds no Kubernetes object' })),
-    ...(loaded.notRead ?? []).map((file) => ({ file, reason: 'not *.yaml, *.yml or *.json' })),
+    ...(loaded.notRead ?? []).map((file) => ({ file, reason: NOT_READ })),
     ...(loaded.excluded ?? []).map((file) => ({ file, reason: 'excluded by the configuration' })),
   ];
   if (flags.writeBaseline !== undefined) {
@@ -152,7 +155,9 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   } else writeDocument(flags.output, { ...result, skipped: loaded.skipped, skippedFiles }, io);
   const folderNote = notManifestsNote(loaded.notManifests);
   if (folderNote !== '') io.stderr(`probelet: ${folderNote}\n`);
-  const notRead = skippedFiles.filter((f) => f.reason !== 'holds no Kubernetes object');
+  // On stderr, only what may have been meant as a manifest (`deploy.yaml.golden`, excluded
+  // files); a README is listed in -o json's skipped only.
+  const notRead = skippedFiles.filter((f) => f.reason !== 'holds no Kubernetes object' && (f.reason !== NOT_READ || MANIFEST_LIKE.test(f.file)));
   if (notRead.length > 0) io.stderr(`probelet: ${filesNote(notRead)}\n`);
   if (result.checked === 0 && result.problems.length === 0) {
     // A green check of nothing would pass a CI job that points at the wrong file.
