@@ -45,6 +45,7 @@ export function toJson(result: CheckOutput): string {
     field: f.field,
     message: f.message,
     fingerprint: fingerprint(f),
+    template: f.template ?? null,
   });
   const findings = result.findings.map(findingJson);
   const suppressed = (result.suppressed ?? []).map((f) => ({
@@ -115,7 +116,7 @@ export function objectTitle(o: ObjectRef): string {
 }
 
 export function findingLine(f: Finding): string {
-  return `${f.file}:${f.line}:${f.column} ${f.severity} ${f.rule} ${f.message}`;
+  return `${f.file}:${f.line}:${f.column}${f.template ? ` (${f.template})` : ''} ${f.severity} ${f.rule} ${f.message}`;
 }
 
 const indent = (text: string, by: string): string =>
@@ -229,15 +230,18 @@ export function toSarif(result: Pick<CheckOutput, 'findings' | 'problems' | 'sup
           ...(index.has(f.rule) ? { ruleIndex: index.get(f.rule) } : {}),
           level: SARIF_LEVEL[f.severity],
           message: { text: f.message },
+          // Rendered input: the template is where code scanning annotates; the rendered line comes along.
           locations: [
             {
-              physicalLocation: {
-                artifactLocation: { uri: sarifUri(f.file) },
-                region: { startLine: f.line, startColumn: f.column },
-              },
+              physicalLocation: f.template
+                ? { artifactLocation: { uri: sarifUri(f.template) }, region: { startLine: 1 } }
+                : { artifactLocation: { uri: sarifUri(f.file) }, region: { startLine: f.line, startColumn: f.column } },
               logicalLocations: [{ fullyQualifiedName: `${objectTitle(f.object)}${f.field ? `#${f.field}` : ''}`, kind: 'object' }],
             },
           ],
+          ...(f.template
+            ? { relatedLocations: [{ id: 1, message: { text: `rendered by ${f.file}, line ${f.line}` }, physicalLocation: { artifactLocation: { uri: 'rendered.yaml', description: { text: f.file } }, region: { startLine: f.line, startColumn: f.column } } }] }
+            : {}),
           partialFingerprints: { [FINGERPRINT_KEY]: fingerprint(f) },
           ...(f.suppression
             ? { suppressions: [{ kind: f.suppression.kind, status: 'accepted', justification: f.suppression.justification ?? `suppressed by ${f.suppression.by}`, properties: { by: f.suppression.by } }] }

@@ -26,6 +26,8 @@ export interface Finding {
   message: string;
   /** Why it does not count: an annotation in the manifest, or the baseline. */
   suppression?: Suppression;
+  /** For rendered input (`check --helm`): the chart template the object came from; `file`, `line` and `column` are the rendered output's. */
+  template?: string;
 }
 
 /** A finding looked at and accepted: written to SARIF as its `suppressions` entry. */

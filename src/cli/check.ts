@@ -6,15 +6,16 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, relative, sep } from 'node:path';
 import { Command, Option } from 'commander';
-import { formatProblem, loadManifests, notManifestsNote, skippedNote, type LoadOptions } from '../api/documents.js';
+import { formatProblem, loadManifests, notManifestsNote, parseManifestDocuments, skippedNote, type LoadOptions, type ManifestLoad } from '../api/documents.js';
 import { foldedInto } from '../check/fold.js';
 import { baselineText, parseBaseline } from '../check/baseline.js';
 import { toJson, toSarif, toText, type CheckOutput, type SkippedFile } from '../check/output.js';
 import { findRule, ruleInfos, VALIDATION_RULE_ID } from '../check/rules/index.js';
-import { createChecker } from '../check/run.js';
+import { createChecker, type CheckResult } from '../check/run.js';
 import type { Finding, Severity } from '../check/types.js';
 import { matchesGlob } from '../util/glob.js';
 import { CONFIG_FILE, findConfig, loadConfig } from './check-config.js';
+import { renderHelm, renderKustomize, type Rendered } from './check-render.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { addExamples, filenameOption, inputPaths, outputOption } from './flags.js';
 import { unreadablePaths } from './inputs.js';
@@ -43,6 +44,12 @@ export interface CheckFlags {
   showSuppressed?: boolean;
   baseline?: string;
   writeBaseline?: string;
+  /** `--helm CHART`: rendered with `helm template`; `-f`/`--values` are then values files. */
+  helm?: string;
+  values?: string[];
+  set?: string[];
+  /** `--kustomize DIR`: rendered with `kustomize build` or `kubectl kustomize`. */
+  kustomize?: string;
 }
 
 export function registerCheckCommand(program: Command, io: CliIO, setExit: (code: number) => void, load: LoadOptions = {}): void {
@@ -61,10 +68,16 @@ export function registerCheckCommand(program: Command, io: CliIO, setExit: (code
     .option('--show-suppressed', 'list the findings an annotation or the baseline suppressed (they are always counted)')
     .option('--baseline <file>', 'findings in this baseline (written by --write-baseline) are suppressed: only new ones fail')
     .option('--write-baseline <file>', 'write every finding of this run to FILE as the baseline to accept')
+    .option('--helm <chart>', 'check the chart as `helm template` renders it (-f/--values FILE and --set K=V go to helm); findings name their template')
+    .option('--values <file>', 'with --helm: a values file (repeatable; -f too)', collect, [])
+    .option('--set <key=value>', 'with --helm: a value (repeatable)', collect, [])
+    .option('--kustomize <dir>', 'check the overlay as `kustomize build` (or `kubectl kustomize`) renders it')
     .option('--explain <rule>', "print a rule's text: what, why, fix, example")
     .option('--rules', 'list every rule with its severity and what it checks')
     .action(async (paths: string[], flags: CheckFlags) => {
-      setExit(await runCheck(inputPaths(paths, flags.filename), flags, io, load));
+      // With --helm, -f is helm's: a values file.
+      const rendering = flags.helm !== undefined || flags.kustomize !== undefined;
+      setExit(await runCheck(rendering ? paths : inputPaths(paths, flags.filename), rendering ? { ...flags, values: [...(flags.filename ?? []), ...(flags.values ?? [])] } : flags, io, load));
     });
   addExamples(command, ['probelet check deploy.yaml', 'probelet check -f k8s/ --startup-time web=40s', 'helm template . | probelet check -', 'probelet check k8s/ -o sarif > probelet.sarif']);
 }
@@ -104,7 +117,11 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   if (flags.explain !== undefined) return explain(flags.explain, io);
   if (flags.rules === true) return listRules(io);
   const settings = await settingsOf(flags);
-  if (paths.length === 0) throw new CliUsageError('check: give at least one PATH (a file, a folder, or - for standard input)');
+  if (flags.helm !== undefined && flags.kustomize !== undefined) throw new CliUsageError('check: give --helm or --kustomize, not both');
+  const rendered = flags.helm !== undefined ? await renderHelm(flags.helm, flags.values ?? [], flags.set ?? []) : flags.kustomize !== undefined ? await renderKustomize(flags.kustomize) : undefined;
+  if (rendered && paths.length > 0) throw new CliUsageError(`check: ${flags.helm !== undefined ? '--helm' : '--kustomize'} checks what it renders: give no PATH beside it (${paths.join(', ')})`);
+  if (rendered === undefined && (flags.values?.length || flags.set?.length)) throw new CliUsageError('check: --values and --set go with --helm');
+  if (paths.length === 0 && !rendered) throw new CliUsageError('check: give at least one PATH (a file, a folder, or - for standard input)');
   const baseline = flags.baseline === undefined ? undefined : { prints: await readBaseline(flags.baseline), by: `baseline ${flags.baseline}` };
 
   const unreadable = await unreadablePaths(paths);
@@ -119,12 +136,14 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   // Objects are checked as they are decoded and then dropped: only findings and budgets are kept.
   const checker = createChecker({ startupTimes: settings.startupTimes, measuredP99: settings.measuredP99, disabled: settings.disabled, severities: settings.severities, ...(baseline ? { baseline } : {}) });
   const exclude = settings.exclude;
-  const loaded = await loadManifests(paths, {
-    ...load,
-    ...(exclude ? { exclude: (file: string) => exclude.globs.some((glob) => matchesGlob(relative(exclude.base, file).split(sep).join('/'), glob)) } : {}),
-    sink: (object) => checker.add(object),
-  });
-  const result = checker.finish(loaded.problems);
+  const loaded: ManifestLoad = rendered
+    ? parseManifestDocuments(rendered.text, rendered.source, (object) => checker.add(object))
+    : await loadManifests(paths, {
+        ...load,
+        ...(exclude ? { exclude: (file: string) => exclude.globs.some((glob) => matchesGlob(relative(exclude.base, file).split(sep).join('/'), glob)) } : {}),
+        sink: (object) => checker.add(object),
+      });
+  const result = withTemplates(checker.finish(loaded.problems), rendered);
   for (const problem of result.problems) io.stderr(`${formatProblem(problem)}\n`);
   // After the problems: with some of the input unread, a key may be for what could not be read.
   const where = result.problems.length > 0 ? 'in the input that could be read' : 'in the input';
@@ -162,7 +181,8 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   if (result.checked === 0 && result.problems.length === 0) {
     // A green check of nothing would pass a CI job that points at the wrong file.
     const passed = loaded.skipped.length > 0 ? ` (${skippedNote(loaded.skipped)})` : '';
-    io.stderr(`probelet: no workload was checked: ${paths.join(', ')} hold${paths.length === 1 ? 's' : ''} no Pod, workload or PodTemplate${passed}\n`);
+    const what = rendered ? [`what ${rendered.source} rendered`] : paths;
+    io.stderr(`probelet: no workload was checked: ${what.join(', ')} hold${what.length === 1 ? 's' : ''} no Pod, workload or PodTemplate${passed}\n`);
     return EXIT_USAGE;
   }
   // Input problems exit 2 whatever --fail-on says: part of the input was not checked.
@@ -174,6 +194,24 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   if (flags.writeBaseline !== undefined || settings.failOn === 'never') return EXIT_OK;
   const threshold = RANK[settings.failOn];
   return result.findings.some((f) => RANK[f.severity] >= threshold) ? EXIT_FAILED : EXIT_OK;
+}
+
+/** Rendered input: each finding and problem names the template its object came from. */
+function withTemplates(result: CheckResult, rendered: Rendered | undefined): CheckResult {
+  if (!rendered) return result;
+  const mark = (f: Finding): Finding => {
+    const template = f.file === rendered.source ? rendered.templateAt(f.line) : undefined;
+    return template === undefined ? f : { ...f, template };
+  };
+  return {
+    ...result,
+    findings: result.findings.map(mark),
+    suppressed: result.suppressed.map(mark),
+    problems: result.problems.map((p) => {
+      const template = p.source === rendered.source && p.line !== undefined ? rendered.templateAt(p.line) : undefined;
+      return template === undefined ? p : { ...p, message: `${p.message} (from ${template})` };
+    }),
+  };
 }
 
 function writeDocument(output: 'json' | 'sarif', result: CheckOutput, io: CliIO): void {
