@@ -254,6 +254,8 @@ export interface LoadOptions {
   sink?: ObjectSink;
   /** Files found in a folder for which this is true are not read (`check`'s configured `exclude`). */
   exclude?: (file: string) => boolean;
+  /** Named files too are passed over when they hold no Kubernetes object, as a folder's are (a hook handed every changed YAML file). */
+  passOverNamed?: boolean;
 }
 
 const MANIFEST_EXTENSIONS = /\.(?:ya?ml|json)$/i;
@@ -283,7 +285,10 @@ export async function loadManifests(paths: readonly string[], options: LoadOptio
             files.push(file);
           }
         }
-      } else files.push(path);
+      } else {
+        if (options.passOverNamed) walked.add(path);
+        files.push(path);
+      }
     } catch (err) {
       load.problems.push({ source: path, message: `cannot read: ${readReason(err)}` });
     }

@@ -50,6 +50,8 @@ export interface CheckFlags {
   set?: string[];
   /** `--kustomize DIR`: rendered with `kustomize build` or `kubectl kustomize`. */
   kustomize?: string;
+  /** Named files holding no Kubernetes object are passed over, as in a folder (pre-commit hands every changed YAML file). */
+  skipNonManifests?: boolean;
 }
 
 export function registerCheckCommand(program: Command, io: CliIO, setExit: (code: number) => void, load: LoadOptions = {}): void {
@@ -72,6 +74,7 @@ export function registerCheckCommand(program: Command, io: CliIO, setExit: (code
     .option('--values <file>', 'with --helm: a values file (repeatable; -f too)', collect, [])
     .option('--set <key=value>', 'with --helm: a value (repeatable)', collect, [])
     .option('--kustomize <dir>', 'check the overlay as `kustomize build` (or `kubectl kustomize`) renders it')
+    .option('--skip-non-manifests', 'pass over named files that hold no Kubernetes object, as in a folder (for hooks handed every changed YAML file)')
     .option('--explain <rule>', "print a rule's text: what, why, fix, example")
     .option('--rules', 'list every rule with its severity and what it checks')
     .action(async (paths: string[], flags: CheckFlags) => {
@@ -140,6 +143,7 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
     ? parseManifestDocuments(rendered.text, rendered.source, (object) => checker.add(object))
     : await loadManifests(paths, {
         ...load,
+        ...(flags.skipNonManifests ? { passOverNamed: true } : {}),
         ...(exclude ? { exclude: (file: string) => exclude.globs.some((glob) => matchesGlob(relative(exclude.base, file).split(sep).join('/'), glob)) } : {}),
         sink: (object) => checker.add(object),
       });
