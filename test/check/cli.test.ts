@@ -294,9 +294,10 @@ describe('probelet check: machine-readable outputs', () => {
       field: 'spec.containers[0].readinessProbe.httpGet.port',
       message: expect.stringContaining('"http" is not a port of container "api"'),
       fingerprint: expect.stringMatching(/^[0-9a-f]{32}$/),
+      template: null,
     });
     for (const f of out.findings) {
-      expect(Object.keys(f)).toEqual(['rule', 'severity', 'file', 'line', 'column', 'object', 'container', 'field', 'message', 'fingerprint']);
+      expect(Object.keys(f)).toEqual(['rule', 'severity', 'file', 'line', 'column', 'object', 'container', 'field', 'message', 'fingerprint', 'template']);
     }
     expect((out as unknown as { summary: unknown }).summary).toEqual({ error: 1, warning: expect.any(Number), info: expect.any(Number), suppressed: 0, problems: 0 });
     expect(out.containers.map((c) => [c['file'], c['container']])).toEqual([
