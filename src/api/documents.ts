@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe } from './shape.js';
 
 export { formatFieldPath } from './shape.js';
+import { duplicateKeyMessage } from './strict-fields.js';
 import { isRecord, POD_TEMPLATE_KINDS } from './workloads.js';
 import { decodeChunk, invalidUtf8Lines, positionIndex, splitDocuments, type FieldPath, type SourcePosition, type YamlChunk } from './yaml.js';
 
@@ -78,6 +79,10 @@ export interface ManifestLoad {
    * A file named on the command line is never passed over: the user meant it.
    */
   notManifests?: string[];
+  /** Files found by walking a folder that were not read: their names are not `*.yaml`, `*.yml` or `*.json`. */
+  notRead?: string[];
+  /** Files found by walking a folder that {@link LoadOptions.exclude} left out. */
+  excluded?: string[];
 }
 
 /** A ConfigMap or Secret of the manifests (see {@link ManifestLoad.configs}). */
@@ -172,6 +177,8 @@ function tooLarge(bytes: number): string {
   return `the document is ${(bytes / 1024 / 1024).toFixed(1)} MiB, more than the apiserver accepts for one object (Request entity too large: limit is ${MAX_OBJECT_BYTES}): split it`;
 }
 const CORE_API_VERSION = 'v1';
+/** js-yaml's reason for a key given twice in one mapping (named by `duplicateKeyMessage`). */
+const DUPLICATE_KEY = 'duplicated mapping key';
 const HELM_HINT = 'this looks like an unrendered template ({{ … }}): render it first, e.g. `helm template RELEASE CHART | probelet check -`';
 
 /**
@@ -219,7 +226,8 @@ export function parseManifestDocuments(text: string, source: string, sink?: Obje
     if (decoded.error) {
       const hint = chunk.text.includes('{{') ? `; ${HELM_HINT}` : '';
       const { line, column } = decoded.error.line !== undefined ? decoded.error : { line: firstContentLine(chunk), column: 1 };
-      load.problems.push({ source, document, line, column, message: decoded.error.message + hint });
+      const message = decoded.error.message === DUPLICATE_KEY && line !== undefined && column !== undefined ? duplicateKeyMessage(text, line, column, 0) : decoded.error.message;
+      load.problems.push({ source, document, line, column, message: message + hint });
       continue;
     }
     if (decoded.value === null || decoded.value === undefined) {
@@ -374,6 +382,10 @@ export interface LoadOptions {
   readStdin?: () => Promise<string>;
   /** Objects go here as they are decoded, file by file, instead of into the load (see {@link ObjectSink}). */
   sink?: ObjectSink;
+  /** Files found in a folder for which this is true are not read (`check`'s configured `exclude`). */
+  exclude?: (file: string) => boolean;
+  /** Named files too are passed over when they hold no Kubernetes object, as a folder's are (a hook handed every changed YAML file). */
+  passOverNamed?: boolean;
 }
 
 const MANIFEST_EXTENSIONS = /\.(?:ya?ml|json)$/i;
@@ -395,10 +407,18 @@ export async function loadManifests(paths: readonly string[], options: LoadOptio
     }
     try {
       if ((await stat(path)).isDirectory()) {
-        const found = await manifestFilesIn(path);
-        for (const file of found) walked.add(file);
-        files.push(...found);
-      } else files.push(path);
+        const found = await manifestFilesIn(path, (load.notRead ??= []));
+        for (const file of found) {
+          if (options.exclude?.(file)) (load.excluded ??= []).push(file);
+          else {
+            walked.add(file);
+            files.push(file);
+          }
+        }
+      } else {
+        if (options.passOverNamed) walked.add(path);
+        files.push(path);
+      }
     } catch (err) {
       load.problems.push({ source: path, message: `cannot read: ${readReason(err)}` });
     }
@@ -442,14 +462,16 @@ function isNotManifest(one: ManifestLoad, sunk: number): boolean {
   return one.objects.length === 0 && sunk === 0 && one.skipped.length === 0 && one.problems.length > 0 && one.problems.every((p) => p.notObject === true);
 }
 
-async function manifestFilesIn(dir: string): Promise<string[]> {
+/** The manifest files under `dir`; the other files go to `notRead` (those inside a hidden folder, such as `.git`, are not named). */
+async function manifestFilesIn(dir: string, notRead: string[], hidden = false): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const files: string[] = [];
   for (const entry of entries) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...(await manifestFilesIn(path)));
+    if (entry.isDirectory()) files.push(...(await manifestFilesIn(path, notRead, hidden || entry.name.startsWith('.'))));
     else if (entry.isFile() && MANIFEST_EXTENSIONS.test(entry.name)) files.push(path);
+    else if (entry.isFile() && !hidden && !entry.name.startsWith('.')) notRead.push(path);
   }
   return files;
 }

@@ -1,6 +1,6 @@
 /**
- * Pods from manifests: every Pod, and the pod of every workload template, with the type
- * checks the apiserver's decoder makes. Loading only decodes: callers run
+ * Pods from manifests: every Pod, and the pod of every workload template, with the strict
+ * field validation and the type checks the apiserver's decoder makes. Loading only decodes: callers run
  * `setPodDefaults` and `validatePod` (or `admitPods`) afterwards, as the apiserver would.
  */
 import {
@@ -13,6 +13,7 @@ import {
   type ManifestProblem,
 } from './documents.js';
 import { formatFieldPath, nullValues, podShapeProblems } from './shape.js';
+import { unknownFields } from './strict-fields.js';
 import { copyPlain } from '../util/copy.js';
 import type { Pod } from './types.js';
 import { podFromWorkload, templatePathOf, type PodNaming } from './workloads.js';
@@ -57,6 +58,13 @@ export function podsOf(objects: readonly ManifestObject[], options: ManifestOpti
   for (const object of objects) {
     const templatePath = templatePathOf(object.kind);
     const where = { source: object.source, document: object.document, ...(object.item !== undefined ? { item: object.item } : {}) };
+    // Strict field validation first, on the whole object: a misspelled field is refused as
+    // the API server refuses it, and the object is not read on the defaults it stands for.
+    const strict = unknownFields(object.kind, object.value);
+    if (strict.length > 0) {
+      for (const p of strict) problems.push({ ...where, ...object.position(p.path), ...(p.path.length > 0 ? { field: formatFieldPath(p.path) } : {}), message: p.message });
+      continue;
+    }
     const pod = podFromWorkload(object.kind, object.value, options);
     if (typeof pod === 'string') {
       problems.push({ ...where, ...object.position(templatePath), message: pod });

@@ -2,7 +2,7 @@
  * Type checks on a decoded Pod for the fields probelet reads. The apiserver's JSON decoder
  * rejects `command: "sleep 10"` or `periodSeconds: "10"` before validation runs; without
  * this step such values would travel into the runtime and prober and fail far from the
- * manifest line that caused them. Unknown fields are ignored, as `kubectl apply` does.
+ * manifest line that caused them. Unknown fields are refused before this step (`strict-fields.ts`).
  */
 import { isRecord } from './workloads.js';
 

@@ -222,7 +222,8 @@ export function backOffAfterRestarts(restarts: number): number {
  * - `hangToNotReadySeconds` — **the worst case** from a hang to Ready → False: the same
  *   formula over the readiness probe, or the kill if that comes first (a killed container is
  *   not Ready); `null` when neither probe exists.
- * - A `tcpSocket` probe never fails on a hang (`failsOnHang`): it bounds neither hang budget.
+ * - A `tcpSocket` probe, or an exec probe that only reads files (`hangBlindness`), never
+ *   fails on a hang: it bounds neither hang budget, and `hangBlind` says why.
  */
 export function computeBudget(object: ManifestObject, pod: Pod, container: Container, role: ContainerRole): ContainerBudget {
   const probing = role !== 'init'; // the kubelet runs no probes for plain init containers
@@ -240,17 +241,78 @@ export function computeBudget(object: ManifestObject, pod: Pod, container: Conta
     earliestReadySeconds: probing ? earliestReadySeconds(container) : null,
     hangToKillSeconds: hangToKill,
     hangToNotReadySeconds: hangToNotReady,
+    hangBlind: probing ? hangBlindProbes(container) : [],
   };
 }
 
+/** The liveness and readiness probes that cannot see a hang, and why. */
+function hangBlindProbes(container: Container): { probe: ProbeType; reason: string }[] {
+  const out: { probe: ProbeType; reason: string }[] = [];
+  for (const probe of ['liveness', 'readiness'] as const) {
+    const spec = container[PROBE_FIELD[probe]];
+    const reason = spec ? hangBlindness(spec) : undefined;
+    if (reason !== undefined) out.push({ probe, reason });
+  }
+  return out;
+}
+
 /**
- * Whether the probe fails when the app hangs. A `tcpSocket` probe only opens a connection,
- * which the kernel accepts for a listening socket whether or not the app answers: a hung
- * app still passes it, so its hang budgets are "never" (as `simulate`'s `hang` shows).
+ * Whether the probe fails when the app hangs: it does unless {@link hangBlindness} says why not.
  * The handler is the kubelet's pick (exec, httpGet, tcpSocket, grpc: the first set).
  */
 export function failsOnHang(probe: Probe): boolean {
-  return !(probe.tcpSocket && !probe.exec && !probe.httpGet);
+  return hangBlindness(probe) === undefined;
+}
+
+/**
+ * Why a probe cannot see a hung app, or undefined when it can. A `tcpSocket` probe only
+ * opens a connection, which the kernel accepts for a listening socket whether or not the
+ * app answers (until the listen backlog is full of connections the app never accepts). An
+ * exec probe that only reads the file system or the process table (`cat /tmp/healthy`,
+ * `test -f`, `ls`, `pgrep`) sees what a hung app left there. Either way its hang budgets
+ * are "never" (as `simulate`'s `hang` shows).
+ */
+export function hangBlindness(probe: Probe): string | undefined {
+  if (probe.exec) {
+    const command = probe.exec.command ?? [];
+    return blindCommand(command) ? `an exec probe (${command.join(' ')}) that only reads files or the process table, which a hung app leaves as they were` : undefined;
+  }
+  if (probe.httpGet) return undefined;
+  if (probe.tcpSocket) return 'a tcpSocket probe, which a hung app still passes (the kernel accepts the connection until the listen backlog is full)';
+  return undefined;
+}
+
+/** Commands that look at files or processes, never at the app: a hang does not change what they see. */
+const BLIND_COMMANDS: ReadonlySet<string> = new Set(['cat', 'test', '[', '[[', 'ls', 'stat', 'head', 'tail', 'grep', 'true', 'echo', 'exit', 'pgrep', 'pidof', 'ps', 'find']);
+const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'ash', 'dash', 'zsh', 'busybox']);
+/** Shell operators between commands: each command of the script must be blind. */
+const SEPARATORS: ReadonlySet<string> = new Set(['&&', '||', ';', '|', '!']);
+
+/** `[cat, /tmp/healthy]`, or `[sh, -c, "test -f /tmp/ready && cat /tmp/ok"]`, whose every command is blind. */
+function blindCommand(command: readonly string[]): boolean {
+  const [first, flag, script] = command;
+  if (first === undefined) return false;
+  const name = first.slice(first.lastIndexOf('/') + 1);
+  if (SHELLS.has(name) && flag !== undefined && flag.startsWith('-') && flag.includes('c') && script !== undefined) return blindScript(script);
+  return BLIND_COMMANDS.has(name);
+}
+
+/** A shell script of simple commands only (no substitution, which could call anything), each blind. */
+function blindScript(script: string): boolean {
+  if (script.includes('$(') || script.includes('`') || script.length > 1000) return false;
+  const words = script.replace(/;/g, ' ; ').split(/\s+/).filter((w) => w !== '');
+  let expectCommand = true;
+  for (const word of words) {
+    if (SEPARATORS.has(word)) {
+      expectCommand = true;
+      continue;
+    }
+    if (expectCommand) {
+      if (!BLIND_COMMANDS.has(word.slice(word.lastIndexOf('/') + 1))) return false;
+      expectCommand = false;
+    }
+  }
+  return words.length > 0;
 }
 
 function hangToKillSeconds(pod: Pod, container: Container): number | null {
@@ -292,9 +354,11 @@ export function formatBudgetTable(budgets: readonly ContainerBudget[]): string {
       .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
       .join('  ')
       .trimEnd();
+  const blind = budgets.flatMap((b) => (b.hangBlind ?? []).map((h) => `${b.container}: the ${h.probe} probe never sees a hang: it is ${h.reason}`));
   return [
     line(header),
     ...rows.map(line),
     '(times from the container\'s start, or from the moment the app hangs; ≤ = worst case, kill grace included)',
+    ...blind,
   ].join('\n');
 }

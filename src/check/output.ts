@@ -6,7 +6,8 @@ import type { ManifestProblem, ManifestSkip } from '../api/documents.js';
 import { formatBudgetTable } from './budgets.js';
 import { VALIDATION_RULE_ID, type RuleInfo } from './rules/index.js';
 import type { CheckResult } from './run.js';
-import type { ContainerBudget, Finding, ObjectRef, Severity } from './types.js';
+import { fingerprint, FINGERPRINT_KEY } from './baseline.js';
+import type { ContainerBudget, Finding, ObjectRef, Severity, Suppression } from './types.js';
 
 /**
  * What the outputs read: the findings and budgets, and — for a CI gate to see that not all
@@ -15,15 +16,25 @@ import type { ContainerBudget, Finding, ObjectRef, Severity } from './types.js';
 export type CheckOutput = Pick<CheckResult, 'findings' | 'containers'> & {
   problems?: readonly ManifestProblem[];
   skipped?: readonly ManifestSkip[];
+  /** Files a folder held that were not read, and why. */
+  skippedFiles?: readonly SkippedFile[];
+  suppressed?: readonly Finding[];
 };
+
+/** A file found in a folder and not read. */
+export interface SkippedFile {
+  file: string;
+  reason: string;
+}
 
 /**
  * `check -o json`: exactly these keys, in this order; `null` for an unknown container, an
  * unbounded budget, or what a problem's place does not say. `problems` and `skipped` came
- * after the first two (added, nothing changed).
+ * after the first two, then `suppressed` and `summary`, and each finding's `fingerprint`
+ * (added, nothing changed).
  */
 export function toJson(result: CheckOutput): string {
-  const findings = result.findings.map((f) => ({
+  const findingJson = (f: Finding) => ({
     rule: f.rule,
     severity: f.severity,
     file: f.file,
@@ -33,6 +44,13 @@ export function toJson(result: CheckOutput): string {
     container: f.container ?? null,
     field: f.field,
     message: f.message,
+    fingerprint: fingerprint(f),
+    template: f.template ?? null,
+  });
+  const findings = result.findings.map(findingJson);
+  const suppressed = (result.suppressed ?? []).map((f) => ({
+    ...findingJson(f),
+    suppression: { kind: f.suppression?.kind ?? 'inSource', by: f.suppression?.by ?? '', justification: f.suppression?.justification ?? null },
   }));
   const containers = result.containers.map((b) => ({
     file: b.file,
@@ -52,8 +70,13 @@ export function toJson(result: CheckOutput): string {
     field: p.field ?? null,
     message: p.message,
   }));
-  const skipped = (result.skipped ?? []).map((s) => ({ kind: s.kind, name: s.name, file: s.source, line: s.line }));
-  return `${JSON.stringify({ findings, containers, problems, skipped }, null, 2)}\n`;
+  const skipped = [
+    ...(result.skipped ?? []).map((s) => ({ kind: s.kind, name: s.name, file: s.source, line: s.line, reason: 'no pod template' })),
+    ...(result.skippedFiles ?? []).map((s) => ({ kind: null, name: null, file: s.file, line: null, reason: s.reason })),
+  ];
+  const count = (severity: Severity): number => result.findings.filter((f) => f.severity === severity).length;
+  const summary = { error: count('error'), warning: count('warning'), info: count('info'), suppressed: suppressed.length, problems: problems.length };
+  return `${JSON.stringify({ findings, containers, problems, skipped, suppressed, summary }, null, 2)}\n`;
 }
 
 function objectJson(o: ObjectRef): ObjectRef {
@@ -93,7 +116,7 @@ export function objectTitle(o: ObjectRef): string {
 }
 
 export function findingLine(f: Finding): string {
-  return `${f.file}:${f.line}:${f.column} ${f.severity} ${f.rule} ${f.message}`;
+  return `${f.file}:${f.line}:${f.column}${f.template ? ` (${f.template})` : ''} ${f.severity} ${f.rule} ${f.message}`;
 }
 
 const indent = (text: string, by: string): string =>
@@ -102,23 +125,33 @@ const indent = (text: string, by: string): string =>
     .map((l) => (l === '' ? l : by + l))
     .join('\n');
 
-/** `check -o text`: per file, per object: its findings, then its containers' budget table; a count at the end. */
-export function toText(result: Pick<CheckResult, 'findings' | 'containers'>): string {
+/**
+ * `check -o text`: per file, per object: its findings, then its containers' budget table; a
+ * count at the end. Suppressed findings are counted; with `showSuppressed`, listed too.
+ */
+export function toText(result: Pick<CheckResult, 'findings' | 'containers'> & { suppressed?: readonly Finding[] }, showSuppressed = false): string {
   const lines: string[] = [];
   let file: string | undefined;
-  for (const g of groupByObject(result)) {
+  const shown = showSuppressed ? [...result.findings, ...(result.suppressed ?? [])] : result.findings;
+  for (const g of groupByObject({ findings: shown, containers: result.containers })) {
     if (g.file !== file) {
       if (file !== undefined) lines.push('');
       lines.push(g.file);
       file = g.file;
     }
     lines.push(`  ${objectTitle(g.object)}`);
-    for (const f of g.findings) lines.push(`    ${findingLine(f)}`);
+    for (const f of g.findings) lines.push(`    ${findingLine(f)}${f.suppression ? ` ${suppressionNote(f.suppression)}` : ''}`);
     const table = formatBudgetTable(g.containers);
     if (table !== '') lines.push(indent(table, '      '));
   }
-  lines.push('', ...ruleCounts(result.findings), summaryLine(result.findings));
+  const suppressed = result.suppressed ?? [];
+  lines.push('', ...ruleCounts(result.findings), summaryLine(result.findings, suppressed.length, showSuppressed));
   return `${lines.join('\n')}\n`;
+}
+
+/** `(suppressed by probelet.dev/ignore.web: a batch worker)`. */
+function suppressionNote(s: Suppression): string {
+  return `(suppressed by ${s.by}${s.justification ? `: ${s.justification}` : ''})`;
 }
 
 const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1 };
@@ -141,10 +174,11 @@ export function ruleCounts(findings: readonly Finding[]): string[] {
   return ['by rule:', ...rows.map((r) => `  ${String(r.n).padStart(width)}  ${r.severity.padEnd(7)}  ${r.rule}`)];
 }
 
-export function summaryLine(findings: readonly Finding[]): string {
+export function summaryLine(findings: readonly Finding[], suppressed = 0, shown = false): string {
   const count = (s: Severity): number => findings.filter((f) => f.severity === s).length;
   const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-  return `${plural(count('error'), 'error')}, ${plural(count('warning'), 'warning')}, ${count('info')} info`;
+  const accepted = suppressed > 0 ? `; ${suppressed} suppressed${shown ? '' : ' (--show-suppressed lists them)'}` : '';
+  return `${plural(count('error'), 'error')}, ${plural(count('warning'), 'warning')}, ${count('info')} info${accepted}`;
 }
 
 const SARIF_LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = { error: 'error', warning: 'warning', info: 'note' };
@@ -154,7 +188,7 @@ export const SARIF_SCHEMA = 'https://json.schemastore.org/sarif-2.1.0.json';
  * SARIF 2.1.0: one run, the rules with their help text in `tool.driver.rules`, one result
  * per finding with its physical location (file relative as given; stdin as `stdin`).
  */
-export function toSarif(result: Pick<CheckOutput, 'findings' | 'problems'>, rules: readonly RuleInfo[], version: string): string {
+export function toSarif(result: Pick<CheckOutput, 'findings' | 'problems' | 'suppressed'>, rules: readonly RuleInfo[], version: string): string {
   const index = new Map(rules.map((r, i) => [r.id, i]));
   // An input problem is an error of the `invalid` rule at its place: a gate must not see a clean run.
   const problems = (result.problems ?? []).map((p) => ({
@@ -191,20 +225,27 @@ export function toSarif(result: Pick<CheckOutput, 'findings' | 'problems'>, rule
             })),
           },
         },
-        results: [...problems, ...result.findings.map((f) => ({
+        results: [...problems, ...[...result.findings, ...(result.suppressed ?? [])].map((f) => ({
           ruleId: f.rule,
           ...(index.has(f.rule) ? { ruleIndex: index.get(f.rule) } : {}),
           level: SARIF_LEVEL[f.severity],
           message: { text: f.message },
+          // Rendered input: the template is where code scanning annotates; the rendered line comes along.
           locations: [
             {
-              physicalLocation: {
-                artifactLocation: { uri: sarifUri(f.file) },
-                region: { startLine: f.line, startColumn: f.column },
-              },
+              physicalLocation: f.template
+                ? { artifactLocation: { uri: sarifUri(f.template) }, region: { startLine: 1 } }
+                : { artifactLocation: { uri: sarifUri(f.file) }, region: { startLine: f.line, startColumn: f.column } },
               logicalLocations: [{ fullyQualifiedName: `${objectTitle(f.object)}${f.field ? `#${f.field}` : ''}`, kind: 'object' }],
             },
           ],
+          ...(f.template
+            ? { relatedLocations: [{ id: 1, message: { text: `rendered by ${f.file}, line ${f.line}` }, physicalLocation: { artifactLocation: { uri: 'rendered.yaml', description: { text: f.file } }, region: { startLine: f.line, startColumn: f.column } } }] }
+            : {}),
+          partialFingerprints: { [FINGERPRINT_KEY]: fingerprint(f) },
+          ...(f.suppression
+            ? { suppressions: [{ kind: f.suppression.kind, status: 'accepted', justification: f.suppression.justification ?? `suppressed by ${f.suppression.by}`, properties: { by: f.suppression.by } }] }
+            : {}),
         }))],
       },
     ],

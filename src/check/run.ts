@@ -9,22 +9,26 @@ import { applyPodDefaults, setPodDefaults } from '../api/defaults.js';
 import { podsOf } from '../api/manifest.js';
 import type { Container, Pod } from '../api/types.js';
 import { validatePod } from '../api/validation.js';
-import { isRecord } from '../api/workloads.js';
 import { computeBudget } from './budgets.js';
 import { designates } from './figures.js';
 import { foldFindings } from './fold.js';
-import { rules as allRules, VALIDATION_RULE_ID } from './rules/index.js';
+import { fingerprint } from './baseline.js';
+import { findRule, rules as allRules } from './rules/index.js';
+import { suppressionsOf } from './suppress.js';
 import { probesOf } from './rules/probes.js';
 import type { CheckOptions, ContainerBudget, ContainerContext, ContainerRole, Finding, ObjectRef, Rule, RuleFinding, Severity } from './types.js';
 
-/** The annotation that turns rules off for one object: `probelet.dev/ignore: rule-a,rule-b`. */
-export const IGNORE_ANNOTATION = 'probelet.dev/ignore';
+export { IGNORE_ANNOTATION } from './suppress.js';
 
 export interface CheckRunOptions extends CheckOptions {
   /** Rule ids turned off everywhere (`--disable`). */
   disabled?: ReadonlySet<string>;
   /** The rules to run (default: every rule of the registry). */
   rules?: readonly Rule[];
+  /** A severity other than the rule's own (`.probelet.yaml`'s `rules:`). */
+  severities?: ReadonlyMap<string, Severity>;
+  /** Fingerprints of accepted findings (`--baseline FILE`): these are suppressed, `by` naming the file. */
+  baseline?: { prints: ReadonlySet<string>; by: string };
 }
 
 export interface CheckResult {
@@ -33,6 +37,10 @@ export interface CheckResult {
   containers: ContainerBudget[];
   /** Input that could not be checked (YAML errors, values of the wrong type…), the loader's included. */
   problems: ManifestProblem[];
+  /** Findings an annotation or the baseline accepted: counted and listed apart, never lost. */
+  suppressed: Finding[];
+  /** How many objects were analysed (read, valid, their rules run). */
+  checked: number;
 }
 
 /** Checks every object of `load`; never throws on bad input (it becomes a problem). */
@@ -64,7 +72,7 @@ export function createChecker(options: CheckRunOptions): {
   /** Keys of `startupTimes` and `measuredP99` that no rule read: no container of the objects added, or (a p99) none with that probe. */
   unmatchedKeys(): UnmatchedKey[];
 } {
-  const result: CheckResult = { findings: [], containers: [], problems: [] };
+  const result: CheckResult = { findings: [], containers: [], problems: [], suppressed: [], checked: 0 };
   // A startup time names a container; a p99 a container's probe (the key's own `.KIND`).
   const keys: FigureKey[] = [
     ...[...options.startupTimes.keys()].map((key) => ({ figure: 'startupTime' as const, key })),
@@ -109,34 +117,47 @@ function checkObject(one: ManifestObject, rules: readonly Rule[], options: Check
   const [entry] = pods;
   if (!entry) return;
   const { pod, object, templatePath } = entry;
-  const ignored = ignoredRules(object, templatePath);
-  const active = ignored.size === 0 ? rules : rules.filter((r) => !ignored.has(r.id));
-  const place = placer(object);
+  const place = placer(object, options.severities);
   // A workload's pod is podsOf's own copy of its template; a Pod is the loader's value itself.
   const defaulted = object.kind === 'Pod' ? setPodDefaults(pod) : applyPodDefaults(pod);
   // The apiserver ignores a template's name (the controller names the pods): validate under the workload's.
   if (templatePath.length > 0) defaulted.metadata = { ...defaulted.metadata, name: object.name };
-  if (!options.disabled?.has(VALIDATION_RULE_ID) && !ignored.has(VALIDATION_RULE_ID)) {
-    for (const err of validatePod(defaulted, { kind: object.kind })) {
-      const podPath = parseFieldPath(err.field);
-      const path = objectPath(podPath, templatePath);
-      const finding = place(VALIDATION_RULE_ID, 'error', { path, message: `${formatFieldPath(path)}: ${err.errorBody()}` });
-      const container = containerAt(defaulted, podPath);
-      result.findings.push(container === undefined ? finding : { ...finding, container });
+  // One input rule for every command: an object the API server would refuse is an input
+  // problem (exit 2 whatever --fail-on says), not a finding a flag could hide, and its pod is
+  // not analysed: no budget is computed from values that can never be stored.
+  const refused = validatePod(defaulted, { kind: object.kind });
+  if (refused.length > 0) {
+    const where = { source: object.source, document: object.document, ...(object.item !== undefined ? { item: object.item } : {}) };
+    for (const err of refused) {
+      const path = objectPath(parseFieldPath(err.field), templatePath);
+      result.problems.push({ ...where, ...object.position(path), field: formatFieldPath(path), message: err.errorBody() });
     }
+    return;
   }
+  result.checked++;
+  const suppressions = suppressionsOf(object, templatePath, (id) => findRule(id) !== undefined);
   for (const { container, role, path } of containersOf(defaulted, templatePath)) {
     const budget = computeBudget(object, defaulted, container, role);
     if (role !== 'init') result.containers.push(budget);
     const ctx: ContainerContext = { object, pod: defaulted, container, role, path, budget, options };
     seen?.(ctx);
-    const own: Finding[] = [];
-    for (const rule of active) {
+    const active: Finding[] = [];
+    const accepted: Finding[] = [];
+    for (const rule of rules) {
       for (const found of rule.check(ctx)) {
-        own.push({ ...place(rule.id, found.severity ?? rule.severity, found), container: container.name ?? '' });
+        const finding: Finding = { ...place(rule.id, found.severity ?? rule.severity, found), container: container.name ?? '' };
+        const suppression = suppressions.find(finding);
+        if (suppression) accepted.push({ ...finding, suppression });
+        else active.push(finding);
       }
     }
-    result.findings.push(...foldFindings(own));
+    // A suppressed finding does not fold the others: the next rule of its group stands in.
+    for (const finding of foldFindings(active)) {
+      const baselined = options.baseline?.prints.has(fingerprint(finding));
+      if (baselined && options.baseline) result.suppressed.push({ ...finding, suppression: { kind: 'external', by: options.baseline.by } });
+      else result.findings.push(finding);
+    }
+    result.suppressed.push(...foldFindings(accepted));
   }
 }
 
@@ -154,11 +175,11 @@ export function containersOf(pod: Pod, templatePath: FieldPath): { container: Co
   return out;
 }
 
-function placer(object: ManifestObject): (rule: string, severity: Severity, found: RuleFinding) => Finding {
+function placer(object: ManifestObject, severities?: ReadonlyMap<string, Severity>): (rule: string, severity: Severity, found: RuleFinding) => Finding {
   const ref: ObjectRef = { apiVersion: object.apiVersion, kind: object.kind, namespace: object.namespace, name: object.name };
   return (rule, severity, found) => {
     const { line, column } = object.position(found.path);
-    return { rule, severity, file: object.source, line, column, object: ref, field: formatFieldPath(found.path), message: found.message };
+    return { rule, severity: severities?.get(rule) ?? severity, file: object.source, line, column, object: ref, field: formatFieldPath(found.path), message: found.message };
   };
 }
 
@@ -174,15 +195,6 @@ function objectPath(podPath: FieldPath, templatePath: FieldPath): FieldPath {
   return [...templatePath, ...podPath];
 }
 
-/** The name of the container a pod field path points into (`spec.containers[1]…`), if any. */
-function containerAt(pod: Pod, podPath: FieldPath): string | undefined {
-  const [spec, list, index] = podPath;
-  if (spec !== 'spec' || typeof index !== 'number') return undefined;
-  if (list !== 'containers' && list !== 'initContainers' && list !== 'ephemeralContainers') return undefined;
-  const name = pod.spec?.[list]?.[index]?.name;
-  return typeof name === 'string' && name !== '' ? name : undefined;
-}
-
 /** `spec.containers[0].livenessProbe` → `['spec','containers',0,'livenessProbe']`. */
 export function parseFieldPath(field: string): FieldPath {
   const path: (string | number)[] = [];
@@ -191,24 +203,6 @@ export function parseFieldPath(field: string): FieldPath {
     else if (name !== undefined) path.push(name);
   }
   return path;
-}
-
-/** Rule ids named by the annotation on the object's metadata or its pod template's metadata. */
-function ignoredRules(object: ManifestObject, templatePath: FieldPath): ReadonlySet<string> {
-  const ids = new Set<string>();
-  const add = (meta: unknown): void => {
-    if (!isRecord(meta) || !isRecord(meta['annotations'])) return;
-    const value = meta['annotations'][IGNORE_ANNOTATION];
-    if (typeof value !== 'string') return;
-    for (const id of value.split(',')) if (id.trim() !== '') ids.add(id.trim());
-  };
-  add(object.value['metadata']);
-  if (templatePath.length > 0) {
-    let template: unknown = object.value;
-    for (const key of templatePath) template = isRecord(template) ? template[key] : undefined;
-    if (isRecord(template)) add(template['metadata']);
-  }
-  return ids;
 }
 
 /**

@@ -24,6 +24,20 @@ export interface Finding {
   /** The field path inside the object (`spec.template.spec.containers[0].livenessProbe.periodSeconds`). */
   field: string;
   message: string;
+  /** Why it does not count: an annotation in the manifest, or the baseline. */
+  suppression?: Suppression;
+  /** For rendered input (`check --helm`): the chart template the object came from; `file`, `line` and `column` are the rendered output's. */
+  template?: string;
+}
+
+/** A finding looked at and accepted: written to SARIF as its `suppressions` entry. */
+export interface Suppression {
+  /** SARIF's kinds: `inSource` (an annotation in the manifest), `external` (the baseline file). */
+  kind: 'inSource' | 'external';
+  /** The annotation key (`probelet.dev/ignore.web`), or `baseline FILE`. */
+  by: string;
+  /** The reason written beside it, when there is one. */
+  justification?: string;
 }
 
 export interface ObjectRef {
@@ -51,6 +65,8 @@ export interface ContainerBudget {
   hangToKillSeconds: number | null;
   /** From a hang to the container being taken out of service (Ready → False). */
   hangToNotReadySeconds: number | null;
+  /** Liveness and readiness probes that never fail on a hang (a tcpSocket probe, an exec probe that reads a file), and why. */
+  hangBlind?: { probe: ProbeType; reason: string }[];
 }
 
 /** Which kind of container inside the pod. Sidecars are restartable init containers. */

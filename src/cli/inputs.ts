@@ -20,21 +20,31 @@ const ADDRESS = /^(?:\[[^\]]*\]|[\w.-]*):\d{1,5}$/;
  * when the "path" was plainly meant as something else); `-` (stdin) always passes.
  */
 export async function requireReadable(paths: readonly string[]): Promise<void> {
-  const unreadable: string[] = [];
-  const misplaced: string[] = [];
+  const found = await unreadablePaths(paths);
+  const misplaced = found.filter((u) => u.misplaced === true).map((u) => u.message);
+  const unreadable = found.filter((u) => u.misplaced !== true).map((u) => `${u.path}: ${u.message}`);
+  if (unreadable.length > 0) {
+    throw new CliUsageError([...misplaced, ...unreadable].join('\nprobelet: ') + `\nprobelet: nothing was started (fix the path${unreadable.length > 1 ? 's' : ''} above)`);
+  }
+  if (misplaced.length > 0) throw new CliUsageError(`${misplaced.join('\nprobelet: ')}\nprobelet: nothing was started`);
+}
+
+/**
+ * Every path of `paths` that cannot be read, with `cannot read: why` (and a hint); `-` always
+ * passes. `misplaced`: the word was no file the user meant but part of a flag's value.
+ */
+export async function unreadablePaths(paths: readonly string[]): Promise<{ path: string; message: string; misplaced?: boolean }[]> {
+  const unreadable: { path: string; message: string; misplaced?: boolean }[] = [];
   for (const path of paths) {
     if (path === STDIN_PATH) continue;
     const why = await unreadableReason(path);
     if (why === undefined) continue;
     // `--for 5 minutes`: "minutes" is no file the user meant; the flag is what to fix.
     const flagHint = why === 'no such file or directory' ? misplacedValue(path) : undefined;
-    if (flagHint !== undefined) misplaced.push(flagHint);
-    else unreadable.push(`${path}: cannot read: ${why}${hint(path)}`);
+    if (flagHint !== undefined) unreadable.push({ path, message: flagHint, misplaced: true });
+    else unreadable.push({ path, message: `cannot read: ${why}${hint(path)}` });
   }
-  if (unreadable.length > 0) {
-    throw new CliUsageError([...misplaced, ...unreadable].join('\nprobelet: ') + `\nprobelet: nothing was started (fix the path${unreadable.length > 1 ? 's' : ''} above)`);
-  }
-  if (misplaced.length > 0) throw new CliUsageError(`${misplaced.join('\nprobelet: ')}\nprobelet: nothing was started`);
+  return unreadable;
 }
 
 /** What a word taken for a file but meant as part of a flag's value is (`minutes`, `127.0.0.1:8080`). */

@@ -47,16 +47,15 @@ describe('YAML decoded as kubectl decodes it (YAML 1.1, go-yaml v2)', () => {
     const text = `apiVersion: v1
 kind: Pod
 metadata: {name: m}
-x-probe: &probe
-  periodSeconds: 2
-  timeoutSeconds: 5
-  failureThreshold: 3
 spec:
   containers:
     - name: c
       image: busybox
       livenessProbe:
-        <<: *probe
+        <<: &probe
+          periodSeconds: 2
+          timeoutSeconds: 5
+          failureThreshold: 3
         failureThreshold: 1
         httpGet: {path: /healthz, port: 8080}
       readinessProbe: {<<: *probe, tcpSocket: {port: 8080}}
@@ -69,14 +68,16 @@ spec:
     expect(container?.readinessProbe).toEqual({ periodSeconds: 2, timeoutSeconds: 5, failureThreshold: 3, tcpSocket: { port: 8080 } });
     // Positions follow the merge into the anchor.
     const object = load.objects[0];
-    expect(object?.position(['spec', 'containers', 0, 'livenessProbe', 'periodSeconds'])).toEqual({ line: 5, column: 3 });
-    expect(object?.position(['spec', 'containers', 0, 'livenessProbe', 'failureThreshold'])).toEqual({ line: 14, column: 9 });
-    expect(object?.position(['spec', 'containers', 0, 'readinessProbe', 'tcpSocket', 'port'])).toEqual({ line: 16, column: 48 });
+    expect(object?.position(['spec', 'containers', 0, 'livenessProbe', 'periodSeconds'])).toEqual({ line: 10, column: 11 });
+    expect(object?.position(['spec', 'containers', 0, 'livenessProbe', 'failureThreshold'])).toEqual({ line: 13, column: 9 });
+    expect(object?.position(['spec', 'containers', 0, 'readinessProbe', 'tcpSocket', 'port'])).toEqual({ line: 15, column: 48 });
   });
 
   it('a duplicate key is an error at its line, as kubectl refuses it', () => {
     const load = parseManifestDocuments('apiVersion: v1\nkind: Pod\nkind: Pod\n', 'd.yaml');
-    expect(load.problems.map(formatProblem)).toEqual(['d.yaml:3:1: document 1: duplicated mapping key']);
+    expect(load.problems.map(formatProblem)).toEqual([
+      'd.yaml:3:1: document 1: duplicate field "kind": key "kind" already set in map; two documents joined without a `---` line between them?',
+    ]);
   });
 });
 

@@ -95,7 +95,7 @@ describe('parseManifest', () => {
     expect((err as ManifestError).message).toBe(`${path}:4:10: document 1: bad indentation of a mapping entry`);
     expect(err).toMatchObject({ source: path, line: 4, column: 10 });
     const dup = errorOf(() => parseManifest('a: 1\na: 2\n', 'pod.yaml'));
-    expect(dup.message).toBe('pod.yaml:2:1: document 1: duplicated mapping key');
+    expect(dup.message).toBe('pod.yaml:2:1: document 1: duplicate field "a": key "a" already set in map; give each field once');
   });
 
   it('skips kinds without a pod template instead of refusing the file', () => {

@@ -52,7 +52,36 @@ describe('computeBudget', () => {
       earliestReadySeconds: 0,
       hangToKillSeconds: 10 + 2 * 10 + 1 + 30,
       hangToNotReadySeconds: 10 + 2 * 10 + 1,
+      hangBlind: [],
     });
+  });
+
+  it('an exec probe that only reads a file or the process table cannot see a hang: never (null), and the table says why; one that calls the app can', () => {
+    const blind: Probe[] = [
+      { exec: { command: ['cat', '/tmp/healthy'] } },
+      { exec: { command: ['test', '-f', '/tmp/ready'] } },
+      { exec: { command: ['/bin/sh', '-c', 'test -f /tmp/ready && ls /tmp/ready; cat /tmp/ok'] } },
+      { exec: { command: ['pgrep', 'java'] } },
+    ];
+    for (const probe of blind) {
+      const pod = defaulted([{ name: 'app', readinessProbe: probe, livenessProbe: probe }]);
+      const b = computeBudget(object, pod, pod.spec?.containers[0] as Container, 'container');
+      expect([b.hangToKillSeconds, b.hangToNotReadySeconds]).toEqual([null, null]);
+      expect(b.hangBlind?.map((h) => h.probe)).toEqual(['liveness', 'readiness']);
+      expect(formatBudgetTable([b])).toContain(`app: the liveness probe never sees a hang: it is an exec probe (${probe.exec?.command?.join(' ')}) that only reads files or the process table`);
+    }
+    const calling: Probe[] = [
+      { exec: { command: ['curl', '-f', 'http://localhost:8080/healthz'] } },
+      { exec: { command: ['sh', '-c', 'cat /tmp/x && redis-cli ping'] } },
+      { exec: { command: ['sh', '-c', 'test "$(cat /tmp/x)" = ok'] } },
+      { exec: { command: ['/bin/grpc_health_probe', '-addr=:9000'] } },
+    ];
+    for (const probe of calling) {
+      const pod = defaulted([{ name: 'app', livenessProbe: probe }]);
+      const b = computeBudget(object, pod, pod.spec?.containers[0] as Container, 'container');
+      expect(b.hangToKillSeconds).not.toBeNull();
+      expect(b.hangBlind).toEqual([]);
+    }
   });
 
   it('is unbounded (null) everywhere without probes, and for plain init containers whatever they carry', () => {

@@ -225,14 +225,21 @@ describe('probelet check: input problems in every output', () => {
         message: expect.stringContaining('gRPC probes take a port number only') as string,
       },
     ]);
-    expect(out.skipped).toEqual([{ kind: 'Service', name: 's', file: '<stdin>', line: 11 }]);
+    expect(out.skipped).toEqual([{ kind: 'Service', name: 's', file: '<stdin>', line: 11, reason: 'no pod template' }]);
   });
 
-  it('-o json: a file that cannot be read stops check before anything is checked (the input rule of docs/commands.md): exit 2, no JSON a gate could read as clean', async () => {
-    const run = await runCli(['check', '-o', 'json', `${FIXTURES}nope.yaml`, GOOD]);
+  it('-o json|sarif: a file that cannot be read stops check before anything is checked (exit 2), and the document is still written with the problem, so an upload step never gets an empty file', async () => {
+    const missing = `${FIXTURES}nope.yaml`;
+    const run = await runCli(['check', '-o', 'json', missing, GOOD]);
     expect(run.code).toBe(2);
-    expect(run.stdout).toBe('');
+    const out = JSON.parse(run.stdout) as { findings: unknown[]; problems: unknown[] };
+    expect(out.findings).toEqual([]);
+    expect(out.problems).toEqual([{ file: missing, line: null, column: null, document: null, field: null, message: 'cannot read: no such file or directory' }]);
     expect(run.stderr).toContain('cannot read');
+    const sarif = await runCli(['check', '-o', 'sarif', missing]);
+    expect(sarif.code).toBe(2);
+    const log = JSON.parse(sarif.stdout) as SarifLog;
+    expect(log.runs[0]?.results.map((r) => [r.ruleId, r.level, r.message.text])).toEqual([['invalid', 'error', 'cannot read: no such file or directory']]);
   });
 
   it('-o sarif carries each problem as an error of the invalid rule at its place', async () => {
@@ -274,7 +281,7 @@ describe('probelet check: machine-readable outputs', () => {
     const run = await runCli(['check', '-o', 'json', PORT_ERROR, GOOD]);
     expect(run.code).toBe(1);
     const out = JSON.parse(run.stdout) as { findings: Record<string, unknown>[]; containers: Record<string, unknown>[] };
-    expect(Object.keys(out)).toEqual(['findings', 'containers', 'problems', 'skipped']);
+    expect(Object.keys(out)).toEqual(['findings', 'containers', 'problems', 'skipped', 'suppressed', 'summary']);
     const finding = out.findings.find((f) => f['rule'] === 'probe-port-unresolved');
     expect(finding).toEqual({
       rule: 'probe-port-unresolved',
@@ -286,10 +293,13 @@ describe('probelet check: machine-readable outputs', () => {
       container: 'api',
       field: 'spec.containers[0].readinessProbe.httpGet.port',
       message: expect.stringContaining('"http" is not a port of container "api"'),
+      fingerprint: expect.stringMatching(/^[0-9a-f]{32}$/),
+      template: null,
     });
     for (const f of out.findings) {
-      expect(Object.keys(f)).toEqual(['rule', 'severity', 'file', 'line', 'column', 'object', 'container', 'field', 'message']);
+      expect(Object.keys(f)).toEqual(['rule', 'severity', 'file', 'line', 'column', 'object', 'container', 'field', 'message', 'fingerprint', 'template']);
     }
+    expect((out as unknown as { summary: unknown }).summary).toEqual({ error: 1, warning: expect.any(Number), info: expect.any(Number), suppressed: 0, problems: 0 });
     expect(out.containers.map((c) => [c['file'], c['container']])).toEqual([
       [PORT_ERROR, 'api'],
       [GOOD, 'web'],

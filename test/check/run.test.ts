@@ -33,25 +33,26 @@ describe('one finding per container and fact', () => {
 });
 
 describe('checkManifests', () => {
-  it("reports the apiserver's validation with the path inside the object and its line", () => {
+  it("reports the apiserver's validation as an input problem with the path inside the object and its line; the object is not analysed", () => {
     const yaml = deployment(`readinessProbe:\n  httpGet: { path: /ready, port: http, scheme: http }`);
-    const [f] = check(yaml).findings.filter((x) => x.rule === 'invalid');
-    expect(f).toMatchObject({
-      severity: 'error',
-      container: 'app',
-      field: 'spec.template.spec.containers[0].readinessProbe.httpGet.scheme',
-      message: 'spec.template.spec.containers[0].readinessProbe.httpGet.scheme: Unsupported value: "http": supported values: "HTTP", "HTTPS"',
-      line: 17,
-      object: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: '', name: 'app' },
-    });
+    const result = check(yaml);
+    expect(result.problems).toEqual([
+      expect.objectContaining({
+        field: 'spec.template.spec.containers[0].readinessProbe.httpGet.scheme',
+        message: 'Unsupported value: "http": supported values: "HTTP", "HTTPS"',
+        line: 17,
+      }),
+    ]);
+    expect(result.findings).toEqual([]);
+    expect(result.containers).toEqual([]);
+    expect(result.checked).toBe(0);
   });
 
   it('maps pod metadata errors to the workload\'s own metadata', () => {
     const yaml = deployment(GOOD_PROBES).replace('name: app\nspec:', 'name: Bad_Name\nspec:');
-    const [f] = check(yaml).findings.filter((x) => x.rule === 'invalid');
+    const [f] = check(yaml).problems;
     expect(f?.field).toBe('metadata.name');
     expect(f?.line).toBe(4);
-    expect(f?.container).toBeUndefined();
   });
 
   it('a template\'s own name is ignored, as the apiserver ignores it (the controller names the pods)', () => {
@@ -64,13 +65,14 @@ spec:
     spec:
       containers: [{name: c, image: x}]
 `;
-    expect(check(yaml).findings.filter((x) => x.rule === 'invalid')).toEqual([]);
+    expect(check(yaml).problems).toEqual([]);
   });
 
   it('probes on a plain init container are the apiserver\'s error, and no lint rule looks at them', () => {
     const yaml = deployment(GOOD_PROBES, { podSpec: 'initContainers:\n  - name: migrate\n    image: example/migrate\n    readinessProbe: { httpGet: { path: /, port: nope } }' });
-    const found = check(yaml).findings.filter((f) => f.container === 'migrate');
-    expect(found.map((f) => [f.rule, f.field])).toEqual([['invalid', 'spec.template.spec.initContainers[0].readinessProbe']]);
+    const result = check(yaml);
+    expect(result.problems.map((p) => p.field)).toEqual(['spec.template.spec.initContainers[0].readinessProbe']);
+    expect(result.findings.filter((f) => f.container === 'migrate')).toEqual([]);
   });
 
   it('lists the budgets of regular containers and sidecars, not of plain init containers', () => {
@@ -94,12 +96,13 @@ spec:
     expect(both).toHaveLength(1);
   });
 
-  it('--disable turns a rule off everywhere, validation included', () => {
-    const yaml = deployment(`livenessProbe:\n  httpGet: { path: /healthz, port: http }\n  successThreshold: 2`);
-    const rules = check(yaml, { disabled: new Set(['invalid', 'readiness-probe-missing']) }).findings.map((f) => f.rule);
-    expect(rules).not.toContain('invalid');
+  it('--disable turns a rule off everywhere; validation is no rule it can turn off (an input problem)', () => {
+    const yaml = deployment(`livenessProbe:\n  httpGet: { path: /healthz, port: http }`);
+    const rules = check(yaml, { disabled: new Set(['readiness-probe-missing']) }).findings.map((f) => f.rule);
     expect(rules).not.toContain('readiness-probe-missing');
     expect(rules).toContain('startup-probe-missing');
+    const invalid = deployment(`livenessProbe:\n  httpGet: { path: /healthz, port: http }\n  successThreshold: 2`);
+    expect(check(invalid, { disabled: new Set(['invalid']) }).problems.map((p) => p.field)).toEqual(['spec.template.spec.containers[0].livenessProbe.successThreshold']);
   });
 
   it('one object with values of the wrong type is a problem; the others are still checked', () => {

@@ -118,3 +118,19 @@ describe('probe -f says what is wrong and what the manifest holds', () => {
     expect(run.code).toBe(2);
   });
 });
+
+describe('a misspelled field is refused by every command that reads files, with the nearest name (strict fields)', () => {
+  const typo = (): string => file('typo.yaml', pod('typo', 'app', '      livenessProbe: { exec: { command: [true] }, periodSecond: 5 }\n'));
+  const said = 'spec.containers[0].livenessProbe.periodSecond: unknown field "periodSecond" in Probe: did you mean "periodSeconds"?';
+  it.each([
+    ['check', (path: string) => ['check', path]],
+    ['simulate', (path: string) => ['simulate', path, '--for', '10s']],
+    ['probe -f', (path: string) => ['probe', '-f', path, '--container', 'app']],
+    ['run', (path: string) => ['run', path]],
+  ])('%s: exit 2, file:line and the suggestion, the pod not used', async (_name, args) => {
+    const path = typo();
+    const run = await runCli(args(path));
+    expect(run.stderr).toContain(`${path}:9:51: document 1: ${said}`);
+    expect(run.code).toBe(2);
+  });
+});

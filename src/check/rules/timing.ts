@@ -11,6 +11,7 @@ import {
   describeFailureBudget,
   failureInterval,
   failsOnHang,
+  hangBlindness,
   failureWindow,
   formatSeconds,
   livenessKillGraceSeconds,
@@ -171,8 +172,8 @@ Example:
       return [
         {
           severity: 'info',
-          path: probePath(ctx, 'readiness', 'tcpSocket'),
-          message: `the readiness probe of ${who(ctx)} is a tcpSocket probe, which a hung app still passes (the kernel accepts the connection): after a hang it is never taken out of service, and the liveness probe restarts it after up to ${formatSeconds(l.latestSeconds)} (${describeFailureBudget('liveness', live, false, 'timeout')}) while it still receives traffic; give readiness an httpGet, grpc or exec check that the app itself answers`,
+          path: probePath(ctx, 'readiness', ready.exec ? 'exec' : 'tcpSocket'),
+          message: `the readiness probe of ${who(ctx)} is ${hangBlindness(ready) ?? 'blind to a hang'}: after a hang it is never taken out of service, and the liveness probe restarts it after up to ${formatSeconds(l.latestSeconds)} (${describeFailureBudget('liveness', live, false, 'timeout')}) while it still receives traffic; give readiness an httpGet, grpc or exec check that the app itself answers`,
         },
       ];
     }
