@@ -45,8 +45,7 @@ metadata:
     app.kubernetes.io/name: app-${i}
     app.kubernetes.io/part-of: shop
 spec:
-  replicas: ${1 + (i % 3)}
-  selector:
+${kind === 'DaemonSet' ? '' : `  replicas: ${1 + (i % 3)}\n`}  selector:
     matchLabels: { app.kubernetes.io/name: app-${i} }
   template:
     metadata:

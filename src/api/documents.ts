@@ -183,12 +183,13 @@ const HELM_HINT = 'this looks like an unrendered template ({{ … }}): render it
 
 /**
  * What a file of bytes that are no text is (an image saved as .yaml, a binary): its bytes
- * would otherwise be read as YAML and blamed on a template or a syntax error. NUL bytes or
- * bytes that are not UTF-8 (decoded as U+FFFD) in its first KiB tell it.
+ * would otherwise be read as YAML and blamed on a template or a syntax error. NUL bytes in its
+ * first KiB, or a PNG's signature, tell it. Text with a bad UTF-8 sequence alone is text: the
+ * reader refuses it with go-yaml's words and its line, as kubectl does.
  */
 function binaryContent(text: string): string | undefined {
   const head = text.slice(0, 1024);
-  if (!head.includes('\u0000') && !head.includes('\uFFFD')) return undefined;
+  if (!head.includes('\u0000') && !head.startsWith('\uFFFDPNG')) return undefined;
   const kind = head.startsWith('\uFFFDPNG') ? 'a PNG image' : head.startsWith('%PDF') ? 'a PDF document' : 'binary data';
   return `not YAML or JSON text: the file holds ${kind}, not a manifest`;
 }

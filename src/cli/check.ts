@@ -17,9 +17,8 @@ import { matchesGlob } from '../util/glob.js';
 import { CONFIG_FILE, findConfig, loadConfig } from './check-config.js';
 import { renderHelm, renderKustomize, type Rendered } from './check-render.js';
 import type { Pod } from '../api/types.js';
-import { listClusterWorkloads } from '../explain/cluster-objects.js';
-import { liveEvidence, MAX_PODS, type LiveEvidence } from '../explain/live-evidence.js';
-import { readClients, SourceError } from '../explain/source.js';
+import type { LiveEvidence } from '../explain/live-evidence.js';
+import { SourceError } from '../explain/source-error.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { addExamples, filenameOption, inputPaths, outputOption } from './flags.js';
 import { unreadablePaths } from './inputs.js';
@@ -168,6 +167,10 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   let live: LiveEvidence[] | undefined;
   if (flags.cluster === true) {
     try {
+      // The API client is loaded only for --cluster: a command's start opens few files (see explain/source-error.ts).
+      const { readClients } = await import('../explain/source.js');
+      const { listClusterWorkloads } = await import('../explain/cluster-objects.js');
+      const { liveEvidence, MAX_PODS } = await import('../explain/live-evidence.js');
       const clients = readClients(flags.kubeconfig);
       const scope = { allNamespaces: flags.allNamespaces === true, namespace: flags.namespace ?? clients.namespace, ...(flags.selector !== undefined ? { labelSelector: flags.selector } : {}) };
       const restarted: Pod[] = [];

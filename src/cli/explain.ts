@@ -13,7 +13,8 @@ import { isRecord } from '../api/workloads.js';
 import { explainPod, latestTimeMs, type PodExplanation } from '../explain/explain.js';
 import { anyCause, toJson, toPatch, toText, type ExplainReport } from '../explain/output.js';
 import { verifyDiagnosis } from '../explain/verify.js';
-import { previousLogLines, readClients, readPod, readWorkloadPods, SourceError, WORKLOAD_KINDS, type LivePod, type ReadClients } from '../explain/source.js';
+import type { LivePod, ReadClients } from '../explain/source.js';
+import { SourceError, workloadKind } from '../explain/source-error.js';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { addExamples, outputOption } from './flags.js';
 import { requireReadable } from './inputs.js';
@@ -100,7 +101,7 @@ async function verifyReport(report: ExplainReport): Promise<void> {
 function parseTarget(target: string): { kind: string; name: string } {
   const slash = target.indexOf('/');
   if (slash < 0) return { kind: 'Pod', name: target };
-  const kind = WORKLOAD_KINDS[target.slice(0, slash).toLowerCase()];
+  const kind = workloadKind(target.slice(0, slash));
   const name = target.slice(slash + 1);
   if (kind === undefined || name === '' || name.includes('/')) {
     throw new CliUsageError(`explain: ${JSON.stringify(target)} is not KIND/NAME with KIND one of pod, deploy, sts, ds, rs, job (e.g. pod/api-7d9c-x2 or deploy/api)`);
@@ -112,6 +113,8 @@ async function live(target: string | undefined, flags: ExplainFlags, now: () => 
   if (target === undefined) throw new CliUsageError('explain: give pod/NAME or a workload (deploy/NAME …), or -f POD.json --events EVENTS.json for saved output');
   if (flags.events.length > 0 || flags.now !== undefined) throw new CliUsageError(`explain: ${flags.now !== undefined ? '--now' : '--events'} goes with -f (saved output); on a cluster everything is read from the API`);
   const { kind, name } = parseTarget(target);
+  // The API client is loaded only now: a command's start opens few files (see source-error.ts).
+  const { readClients, readPod, readWorkloadPods } = await import('../explain/source.js');
   const clients = readClients(flags.kubeconfig);
   const namespace = flags.namespace ?? clients.namespace;
   const pods = kind === 'Pod' ? [await readPod(clients, namespace, name)] : await readWorkloadPods(clients, kind, namespace, name);
@@ -126,6 +129,7 @@ async function explainLive(clients: ReadClients, p: LivePod, nowMs: number): Pro
   const crashed = first.diagnoses.filter((d) => d.cause === 'app-crash').map((d) => d.container);
   if (crashed.length === 0) return first;
   const logs = new Map<string, string[]>();
+  const { previousLogLines } = await import('../explain/source.js');
   for (const c of crashed) logs.set(c, await previousLogLines(clients, p.pod, c));
   return explained(p.pod, p.events, { nowMs, logs });
 }

@@ -14,6 +14,7 @@ import { accessSync, constants } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { Container, Pod } from '../api/types.js';
+import { trimTrailing } from '../util/trim.js';
 
 const SHELLS = new Set(['sh', 'bash', 'ash', 'dash', 'zsh', 'ksh', '/bin/sh', '/bin/bash', '/bin/ash', '/bin/dash', '/usr/bin/bash', '/usr/bin/sh']);
 
@@ -57,7 +58,7 @@ export function hostCommandFindings(pod: Pod, path: string = process.env.PATH ??
 
 /** Where a command may write without touching the host's own files. */
 function scratchRoots(): string[] {
-  return ['/tmp', '/dev', '/proc/self', tmpdir().replace(/\/+$/, '')];
+  return ['/tmp', '/dev', '/proc/self', trimTrailing(tmpdir(), '/')];
 }
 
 function onThisHost(program: string, path: string): boolean {
@@ -112,7 +113,7 @@ function writesOf(argv: readonly string[]): string[] {
 function shellScript(argv: readonly string[]): string | undefined {
   const [shell, flag, script] = argv;
   if (shell === undefined || !SHELLS.has(shell)) return undefined;
-  return flag !== undefined && /^-[a-z]*c[a-z]*$/.test(flag) ? script : undefined;
+  return flag !== undefined && /^-[a-z]+$/.test(flag) && flag.includes('c') ? script : undefined;
 }
 
 /** The program of a simple command: its first word after variable assignments and `exec`. */

@@ -9,6 +9,7 @@ import { registerNodeCommand } from './node.js';
 import { registerRunCommand } from './run.js';
 import { packageVersion } from './version.js';
 import { registerSimulateCommand } from './simulate.js';
+import { trimTrailing } from '../util/trim.js';
 
 export { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
@@ -50,7 +51,7 @@ function withPrefixSuggestion(message: string, program: Command): string {
   const longs = new Set(program.commands.flatMap((c) => c.options.map((o) => o.long ?? '')).filter((l) => l.startsWith(unknown) && l !== unknown));
   if (longs.size !== 1) return message;
   const [only] = longs;
-  return message.replace(/\n?\(Did you mean [^)]*\)/, '').replace(/\n?$/, `\n(Did you mean ${only}?)\n`);
+  return `${trimTrailing(withoutSuggestion(message), '\n')}\n(Did you mean ${only}?)\n`;
 }
 
 /** Entry point of the `probelet` command; returns the process exit code. */
@@ -73,4 +74,13 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
     return EXIT_USAGE;
   }
   return exitCode;
+}
+
+/** commander's message without its own `(Did you mean …)` (found by index: linear on any text). */
+function withoutSuggestion(message: string): string {
+  const at = message.indexOf('(Did you mean ');
+  if (at < 0) return message;
+  const end = message.indexOf(')', at);
+  const start = at > 0 && message[at - 1] === '\n' ? at - 1 : at;
+  return end < 0 ? message : message.slice(0, start) + message.slice(end + 1);
 }

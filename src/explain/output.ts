@@ -8,6 +8,7 @@ import type { ContainerPatch, Diagnosis } from './diagnose.js';
 import type { Owner, PodExplanation } from './explain.js';
 import type { ContainerTimeline } from './timeline.js';
 import { formatVerification } from './verify.js';
+import { trimTrailing } from '../util/trim.js';
 
 /** A group of pods of one workload (explain deploy/NAME), or one pod. */
 export interface ExplainReport {
@@ -82,7 +83,7 @@ export function toText(report: ExplainReport): string {
     out.push('');
   }
   if (report.pods.length > 1) out.push(groupSummary(report));
-  return `${out.join('\n').replace(/\n+$/, '')}\n`;
+  return `${trimTrailing(out.join('\n'), '\n')}\n`;
 }
 
 /** `deploy/api: 3 pods — app: slow-start-liveness on 3` */

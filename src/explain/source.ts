@@ -5,6 +5,7 @@
  * examples/explain/clusterrole.yaml). Client-node's objects are made plain JSON at this
  * boundary, as in node/ (`plain`).
  */
+import { SourceError } from './source-error.js';
 import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { Pod } from '../api/types.js';
 import { errorMessage, httpStatus, plain } from '../node/kube.js';
@@ -20,10 +21,6 @@ export interface ReadClients {
   namespace: string;
 }
 
-/** A problem with the cluster or the request: exit 2, the message names the fix. */
-export class SourceError extends Error {
-  override name = 'SourceError';
-}
 
 /** Clients from a kubeconfig (a file, else `$KUBECONFIG` / `~/.kube/config`, as kubectl). */
 export function readClients(path?: string): ReadClients {
@@ -95,26 +92,6 @@ export async function previousLogLines(clients: ReadClients, pod: Pod, container
   }
 }
 
-/** Workload kinds `explain KIND/NAME` takes, by the names kubectl takes for them. */
-export const WORKLOAD_KINDS: Record<string, string> = {
-  pod: 'Pod',
-  pods: 'Pod',
-  po: 'Pod',
-  deploy: 'Deployment',
-  deployment: 'Deployment',
-  deployments: 'Deployment',
-  sts: 'StatefulSet',
-  statefulset: 'StatefulSet',
-  statefulsets: 'StatefulSet',
-  ds: 'DaemonSet',
-  daemonset: 'DaemonSet',
-  daemonsets: 'DaemonSet',
-  rs: 'ReplicaSet',
-  replicaset: 'ReplicaSet',
-  replicasets: 'ReplicaSet',
-  job: 'Job',
-  jobs: 'Job',
-};
 
 interface Selectable {
   spec?: { selector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] } };
@@ -157,3 +134,6 @@ export async function readWorkloadPods(clients: ReadClients, kind: string, names
   pods.sort((a, b) => (a.metadata?.creationTimestamp ?? '').localeCompare(b.metadata?.creationTimestamp ?? '') || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
   return Promise.all(pods.map(async (pod) => ({ pod, events: await readEvents(clients, pod) })));
 }
+
+export { SourceError } from './source-error.js';
+export { WORKLOAD_KINDS, workloadKind } from './source-error.js';

@@ -38,7 +38,8 @@ function runStep(step: Step, cwd: string, given: Record<string, string>): { stat
 const dir = mkdtempSync(join(tmpdir(), 'probelet-action-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('action.yml (composite), its check step run as the runner runs it', () => {
+// Each step runs the built CLI a few times (about 6 s alone): a loaded machine may take several times that.
+describe('action.yml (composite), its check step run as the runner runs it', { timeout: 120_000 }, () => {
   it('is a composite action: install, check, upload SARIF', () => {
     expect(action.runs.using).toBe('composite');
     expect(action.runs.steps.map((s) => s.id ?? s.uses)).toEqual(['install', 'check', 'github/codeql-action/upload-sarif@v3']);

@@ -83,18 +83,19 @@ spec:
 
 describe('validation that depends on the kind', () => {
   it('check: a container without an image (absent or null) is an error in a Pod and in a template', async () => {
+    // One input rule: what the API server refuses is an input problem (exit 2, on stderr).
     const run = await runCli(['check', NO_IMAGE]);
-    expect(run.code).toBe(1);
-    expect(run.stdout).toContain('spec.containers[0].image: Required value');
-    expect(run.stdout).toContain('spec.template.spec.containers[0].image: Required value');
-    expect(run.stdout.match(/containers\[0\]\.image: Required value/g)).toHaveLength(3);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('spec.containers[0].image: Required value');
+    expect(run.stderr).toContain('spec.template.spec.containers[0].image: Required value');
+    expect(run.stderr.match(/containers\[0\]\.image: Required value/g)).toHaveLength(3);
   });
 
   it("check: a Deployment's template must restart Always, a Job's must not", async () => {
     const run = await runCli(['check', WRONG_RESTART]);
-    expect(run.code).toBe(1);
-    expect(run.stdout).toContain('spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"');
-    expect(run.stdout).toContain('spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"');
+    expect(run.stderr).toContain('spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"');
   });
 
   it('simulate: refuses the pods without an image, and the workloads their kind refuses, naming each', async () => {

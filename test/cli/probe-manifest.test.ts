@@ -127,7 +127,7 @@ describe('probelet probe -f with a Pod', () => {
     expect(run.stdout).toContain('Verdict:  success');
     const none = await runCli(['probe', '-f', path, '--type', 'startup']);
     expect(none.code).toBe(2);
-    expect(none.stderr).toContain('no container has a startupProbe; several match (probed/app, plain/app)');
+    expect(none.stderr).toContain(`no container has a startupProbe; several match (probed/app at ${path}:7, plain/app at ${path}:18)`);
   });
 });
 

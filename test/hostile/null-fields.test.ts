@@ -112,9 +112,10 @@ describe('image: null through every command', () => {
   it('check, simulate, probe -f and run read both pods (the one without an image refused, as the apiserver does)', async () => {
     const check = await runCli(['check', file]);
     noCrash(check.stdout + check.stderr);
-    expect(check.stdout).toMatch(/Pod bad/);
+    // One input rule: the refused pod is an input problem at its line (exit 2), the other checked.
+    expect(check.code).toBe(2);
     expect(check.stdout).toMatch(/Pod good/);
-    expect(check.stdout).toContain('spec.containers[0].image: Required value');
+    expect(check.stderr).toMatch(/pods\.yaml:7:\d+: document 1: spec\.containers\[0\]\.image: Required value/);
 
     const refusal = 'probelet: Pod "bad" is invalid:\n  * spec.containers[0].image: Required value';
     const simulate = await runCli(['simulate', file, '--for', '30s']);

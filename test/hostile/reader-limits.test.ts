@@ -111,9 +111,16 @@ describe('keys named like Object.prototype members', () => {
       expect(run.stderr, args[0]).not.toMatch(/Cannot read|TypeError|could not check/);
       expect(run.stdout, args[0]).toContain('good');
     }
+    // Strict decoding refuses the unknown field (exit 2, named), as the API server does; the
+    // label key alone is no field, so that pod is probed.
     const probe = await runCli(['probe', '-f', path, '--pod', 'p2-container', '--type', 'liveness']);
     expect(probe.stderr).not.toMatch(/Cannot read|TypeError/);
-    expect(probe.code).toBe(0);
+    expect(probe.stderr).toMatch(/unknown field "toString"/);
+    expect(probe.code).toBe(2);
+    const labelOnly = file('label.yaml', `apiVersion: v1\nkind: Pod\nmetadata: {name: l, labels: {toString: v1, __proto__: v2}}\nspec:\n  containers:\n  - {name: app, image: x, command: [sleep, '1'], livenessProbe: {exec: {command: ['true']}}}\n`);
+    const labelled = await runCli(['probe', '-f', labelOnly, '--type', 'liveness']);
+    expect(labelled.stderr).not.toMatch(/Cannot read|TypeError/);
+    expect(labelled.code).toBe(0);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
     expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeKeys);
     // `kind: toString` is a kind without a pod template, passed over like a ConfigMap.
@@ -124,7 +131,8 @@ describe('keys named like Object.prototype members', () => {
     const path = file('typo.yaml', `apiVersion: v1\nkind: Pod\nmetadata: {name: typo}\nspec: {container: [{name: app, image: x}]}\n---\n${GOOD}`);
     const run = await runNode(BIN, ['run', path, '--listen', '127.0.0.1:0', '--timeout', '2s', '-o', 'json'], { killAfterMs: 20_000 });
     expect(run.stderr).not.toContain('is not iterable');
-    expect(run.stderr).toMatch(/spec\.containers: Required value/);
+    // Strict decoding names the typo first (the API server refuses an unknown field before validating).
+    expect(run.stderr).toMatch(/unknown field "container".*did you mean "containers"/);
     expect(run.stdout).toContain('"good"');
     expect(run.code).toBe(2);
   }, 30_000);
