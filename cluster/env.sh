@@ -8,7 +8,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cache="${PROBELET_CACHE:-$HOME/.cache/probelet}"
-helm_dir="$(ls -d "$cache"/helm-bin/*/ 2>/dev/null | while read -r d; do [ -f "$d/.complete" ] && echo "${d%/}"; done | tail -1 || true)"
+# The helm this checkout's cluster/build-helm.sh builds (its cache key), not any other build.
+helm_dir="$(bash "$(dirname "$0")/build-helm.sh" --print-dir)"
 if [ ! -f "$D/admin.kubeconfig" ] || [ ! -f "$D/bin-dir" ]; then
   kube_dir="$(ls -d "$cache"/cluster-bin/*/ 2>/dev/null | while read -r d; do [ -f "$d/.complete" ] && echo "${d%/}"; done | tail -1 || true)"
   dirs="$(printf '%s\n' "$helm_dir" "$kube_dir" | sed '/^$/d' | paste -sd:)"

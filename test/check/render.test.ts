@@ -13,6 +13,8 @@ import { runCli } from '../cli/helpers.js';
 const FIXTURES = fileURLToPath(new URL('../fixtures/check/', import.meta.url));
 const CHART = `${FIXTURES}helm/web`;
 const OVERLAY = `${FIXTURES}kustomize/overlay`;
+/** Published charts vendored as test data with their licence (test/fixtures/charts/README.md). */
+const CHARTS = fileURLToPath(new URL('../fixtures/charts/', import.meta.url));
 
 function installed(command: string, args: string[]): boolean {
   try {
@@ -28,7 +30,7 @@ const KUBECTL = installed('kubectl', ['version', '--client']);
 if (!HELM && process.env['PROBELET_REQUIRE_HELM'] === '1') throw new Error('helm is not on PATH: bash cluster/build-helm.sh, then eval "$(npm run -s cluster:env)"');
 
 interface Found {
-  findings: { rule: string; field: string; line: number; message: string; template: string | null }[];
+  findings: { rule: string; severity: string; container: string | null; field: string; line: number; message: string; template: string | null }[];
 }
 
 async function checkJson(paths: string[], flags: Partial<CheckFlags>, stdin?: string): Promise<{ code: number; out: Found; stderr: string }> {
@@ -61,6 +63,46 @@ describe.skipIf(!HELM)(`check --helm${HELM ? '' : ' (skipped: helm is not instal
     const result = (JSON.parse(sarif.stdout) as { runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[]; relatedLocations?: { physicalLocation: { region: { startLine: number } } }[] }[] }[] }).runs[0]?.results.find((r) => r.ruleId === 'probe-port-unresolved');
     expect(result?.locations[0]?.physicalLocation.artifactLocation.uri).toBe(`file://${CHART}/templates/deployment.yaml`);
     expect(result?.relatedLocations?.[0]?.physicalLocation.region.startLine).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * Each chart's findings with its default values, pinned: [rule, severity, container, field,
+ * rendered line, template]. Each was read against the kubelet's semantics (none is false):
+ * node-exporter and blackbox-exporter probe the same path on the same port with the same
+ * timing for liveness and readiness, so a hang restarts the container when it takes it out of
+ * service; kube-state-metrics guesses its start-up with liveness initialDelaySeconds 5 and no
+ * startup probe (killed when not answering within 35 s; 24 s, not 25, can already be too long
+ * because the worker compares the age from a startedAt cut to the whole second), and its
+ * liveness (/livez) and readiness (/readyz) trip after a hang within the same window.
+ */
+const PUBLISHED: Record<string, [string, string, string, string, number, string][]> = {
+  'prometheus-node-exporter': [
+    ['probes-identical', 'warning', 'node-exporter', 'spec.template.spec.containers[0].livenessProbe', 108, 'daemonset.yaml'],
+    ['startup-probe-missing', 'info', 'node-exporter', 'spec.template.spec.containers[0].livenessProbe', 108, 'daemonset.yaml'],
+  ],
+  'kube-state-metrics': [
+    ['liveness-delay-as-startup', 'warning', 'kube-state-metrics', 'spec.template.spec.containers[0].livenessProbe.initialDelaySeconds', 285, 'deployment.yaml'],
+    ['liveness-before-readiness', 'info', 'kube-state-metrics', 'spec.template.spec.containers[0].livenessProbe.failureThreshold', 280, 'deployment.yaml'],
+  ],
+  'prometheus-blackbox-exporter': [
+    ['probes-identical', 'warning', 'blackbox-exporter', 'spec.template.spec.containers[0].livenessProbe', 122, 'deployment.yaml'],
+    ['startup-probe-missing', 'info', 'blackbox-exporter', 'spec.template.spec.containers[0].livenessProbe', 122, 'deployment.yaml'],
+  ],
+};
+
+describe.skipIf(!HELM)(`check --helm on published charts${HELM ? '' : ' (skipped: helm is not installed here; CI builds it)'}`, () => {
+  it.each(Object.keys(PUBLISHED))('%s: the findings of `helm template | check -`, pinned, each naming its template', async (name) => {
+    const chart = `${CHARTS}${name}`;
+    const rendered = execFileSync('helm', ['template', 'probelet', chart], { encoding: 'utf8' });
+    const piped = await checkJson(['-'], {}, rendered);
+    const viaHelm = await checkJson([], { helm: chart });
+    expect(viaHelm.stderr).toBe('');
+    expect(viaHelm.code).toBe(0);
+    expect(viaHelm.out.findings.map(same)).toEqual(piped.out.findings.map(same));
+    expect(viaHelm.out.findings.map((f) => [f.rule, f.severity, f.container, f.field, f.line, f.template])).toEqual(
+      PUBLISHED[name]?.map(([rule, severity, container, field, line, template]) => [rule, severity, container, field, line, `${chart}/templates/${template}`]),
+    );
   });
 });
 
