@@ -15,3 +15,11 @@ if (!existsSync(entry)) {
 }
 const { main } = await import(entry.href);
 process.exitCode = await main(process.argv.slice(2));
+// What still waits for stdout's reader when the command is done (a run's last view lines) is
+// written as the reader takes it; a reader that goes away instead (EPIPE) only loses those
+// lines, and the status stays the command's — not Node's stack trace and status 1.
+process.stdout.on('error', (error) => {
+  if (error.code === 'EPIPE') return;
+  process.stderr.write(`probelet: writing the output failed: ${error.message}\n`);
+  process.exitCode = 1;
+});

@@ -22,6 +22,7 @@ import type { KubeletView, ViewChange } from '../server/view.js';
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { addExamples, filenameOption, inputPaths, outputOption } from './flags.js';
 import { requireReadable } from './inputs.js';
+import { boundedWriter } from './bounded-output.js';
 import { CliUsageError, type CliIO } from './io.js';
 import { createLiveView, type OutputFormat } from './live-view.js';
 import { watchCrashes, type CrashNote } from './crash-notes.js';
@@ -281,7 +282,12 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
   attached.kubelet = kubelet;
   api.attach(kubelet);
   let outputLost = false;
-  const out: CliIO = { stdout: (text) => void (outputLost || io.stdout(text)), stderr: (text) => io.stderr(text) };
+  // A stdout nobody reads holds at most STDOUT_BACKLOG_BYTES: the view's lines past it are dropped.
+  const backlog = io.stdoutBacklog;
+  const write = backlog
+    ? boundedWriter((text) => io.stdout(text), backlog, (text) => io.stderr(`probelet: ${text}\n`))
+    : (text: string): void => io.stdout(text);
+  const out: CliIO = { stdout: (text) => void (outputLost || write(text)), stderr: (text) => io.stderr(text) };
   const view = createLiveView({ output: flags.output, io: out, terminal: env.terminal, podNames: pods.map((p) => p.metadata?.name ?? '') });
   const stop = createStopGate();
   const watching = pods.map((p) => p.metadata?.uid ?? '');

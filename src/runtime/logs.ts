@@ -6,8 +6,8 @@
  * framing): the file is for people, not for a log shipper.
  */
 import { closeSync, mkdirSync, open, openSync, writeSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { makeDirs } from '../util/make-dirs.js';
 
 /** Default bytes of output kept in memory per container. */
 export const DEFAULT_LOG_TAIL_BYTES = 64 * 1024;
@@ -58,7 +58,9 @@ export async function openContainerLogAsync(
   tailBytes: number = DEFAULT_LOG_TAIL_BYTES,
   onWriteError?: LogWriteErrorHandler,
 ): Promise<ContainerLog> {
-  await mkdir(dirname(path), { recursive: true });
+  // Not `mkdir(…, { recursive: true })`: out of inodes, its promise rejects with ENOENT (it
+  // stats the directory it failed to make and reports that), not the ENOSPC that happened.
+  await makeDirs(dirname(path));
   const fd = await new Promise<number>((resolve, reject) =>
     open(path, 'a', (err, opened) => (err ? reject(err) : resolve(opened))),
   );
