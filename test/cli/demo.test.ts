@@ -3,9 +3,10 @@
  * become Ready (sidecar TCP, app startup + HTTP readiness, worker exec readiness) and stop
  * cleanly on SIGTERM. Uses the demo's fixed ports 18573 and 18574.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { eventually, isAlive, liveProcesses } from '../helpers/processes.js';
+import { runCli } from './helpers.js';
 import { exitCode, nothingLeft, scratch, startRun, type Scratch } from './run-child.js';
 
 interface PodLine {
@@ -86,3 +87,18 @@ it('the demo pod becomes Ready within 30 s and stops cleanly on SIGTERM', async 
   // The worker removes its readiness file when it is stopped.
   expect(existsSync('/tmp/probelet-demo-worker-ready')).toBe(false);
 }, 60_000);
+
+it('the demo tells its whole story within its first 2 minutes: killed, restarted at once, then CrashLoopBackOff', async () => {
+  // The behaviour script mirrors the app (test/simulate/reality.test.ts holds it to a real run):
+  // its liveness phase is the pod's UNHEALTHY_AFTER_SECONDS, plus Node's boot.
+  const pod = readFileSync('examples/demo/pod.yaml', 'utf8');
+  const unhealthyAfter = /UNHEALTHY_AFTER_SECONDS, value: '(\d+)'/.exec(pod)?.[1];
+  expect(readFileSync('examples/simulate/demo-behaviour.yaml', 'utf8')).toContain(`liveness: up:${unhealthyAfter ?? '?'}s500ms,fail`);
+  const run = await runCli(['simulate', 'examples/demo/pod.yaml', '--behavior', 'examples/simulate/demo-behaviour.yaml', '--for', '2m']);
+  expect(run.code).toBe(0);
+  const rows = run.stdout.split('\n').filter((l) => /^\+\S+ +demo /.test(l));
+  // Restarted at once (Running with RESTARTS 1) before it backs off, and backs off before 1m30s.
+  expect(rows.some((r) => /Running +1 \(/.test(r))).toBe(true);
+  const backOff = rows.find((r) => r.includes('CrashLoopBackOff'));
+  expect(backOff, run.stdout).toMatch(/^\+(\d+s|1m[0-2]?\ds) /);
+});
