@@ -3,10 +3,12 @@
  * become Ready (sidecar TCP, app startup + HTTP readiness, worker exec readiness) and stop
  * cleanly on SIGTERM. Uses the demo's fixed ports 18573 and 18574.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { eventually, isAlive, liveProcesses } from '../helpers/processes.js';
-import { runCli } from './helpers.js';
+import { REPO_ROOT, runCli } from './helpers.js';
 import { exitCode, nothingLeft, scratch, startRun, type Scratch } from './run-child.js';
 
 interface PodLine {
@@ -102,3 +104,25 @@ it('the demo tells its whole story within its first 2 minutes: killed, restarted
   const backOff = rows.find((r) => r.includes('CrashLoopBackOff'));
   expect(backOff, run.stdout).toMatch(/^\+(\d+s|1m[0-2]?\ds) /);
 });
+
+it('npm start: one Ctrl-C (SIGINT to its process group, as a terminal sends it) stops the demo gracefully and npm exits 0', async () => {
+  // In a process group of its own, as a terminal's foreground job: npm, scripts/start.mjs and
+  // probelet all get the SIGINT, and npm forwards its own to its child too. dist/ is fresh
+  // (the suite builds first), so start.mjs does not rebuild.
+  const npm = spawn('npm', ['start', '--', '--listen', '127.0.0.1:0'], { cwd: REPO_ROOT, env: s.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  npm.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  npm.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const exited = once(npm, 'close').then(([code]) => code as number | null);
+  expect(await eventually(() => /^demo +3\/3 +Running/m.test(stdout), 45_000), `${stdout}\n${stderr}`).toBe(true);
+  process.kill(-(npm.pid ?? 0), 'SIGINT');
+  const timer = setTimeout(() => process.kill(-(npm.pid ?? 0), 'SIGKILL'), 30_000);
+  const code = await exited;
+  clearTimeout(timer);
+  expect(stderr).toContain('SIGINT received: deleting every pod gracefully');
+  expect(stderr).not.toContain('killing every container now');
+  expect(code, `${stdout}\n${stderr}`).toBe(0);
+  expect(stdout).toContain('Stopping container app');
+  expect(await nothingLeft(s.marker)).toBe(true);
+}, 90_000);
