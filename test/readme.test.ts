@@ -1,5 +1,5 @@
 /**
- * The README's examples stay true: every ```console block is run — each `$ ` line as a user
+ * The README's examples stay true, and those of docs/*.md: every ```console block is run — each `$ ` line as a user
  * would type it (`probelet` is the built bin/probelet.js), from the repository root — and its
  * output compared with what follows it in the block; the library snippet is the example file
  * it says it is (and the console block after it runs that file). In an expected output, a line
@@ -7,7 +7,7 @@
  * `npm test` builds dist/ first.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -77,6 +77,25 @@ async function runCommand(command: string): Promise<string> {
 
 const consoleBlocks = fencedBlocks(README).filter((b) => b.lang === 'console');
 
+/** docs/*.md, by the path a reader sees. */
+const DOCS = readdirSync(new URL('../docs/', import.meta.url))
+  .filter((name) => name.endsWith('.md'))
+  .sort()
+  .map((name) => ({ path: `docs/${name}`, text: readFileSync(new URL(`../docs/${name}`, import.meta.url), 'utf8') }));
+const docSessions = DOCS.flatMap((doc) =>
+  fencedBlocks(doc.text)
+    .filter((b) => b.lang === 'console')
+    .flatMap((b) => sessions(b.body).map((s) => ({ ...s, where: `${doc.path}:${b.line}` }))),
+);
+
+/** Runs one documented command and compares its output with the block's. */
+async function holdsTrue({ command, expected }: { command: string; expected: string[] }): Promise<void> {
+  expect(command, 'only probelet and node examples are run').toMatch(/^(probelet|node) /);
+  const actual = (await runCommand(command)).replace(/\n$/, '').split('\n');
+  const wanted = expected.join('\n').replace(/\n+$/, '').split('\n');
+  if (!outputMatches(wanted, actual)) expect(actual.join('\n')).toBe(wanted.join('\n'));
+}
+
 describe('README', () => {
   it('has console examples (the test would pass on none)', () => {
     expect(consoleBlocks.length).toBeGreaterThanOrEqual(4);
@@ -84,12 +103,7 @@ describe('README', () => {
 
   it.each(consoleBlocks.flatMap((b) => sessions(b.body).map((s) => ({ ...s, line: b.line }))))(
     'README.md:$line `$command` prints what the README says',
-    async ({ command, expected }) => {
-      expect(command, 'only probelet and node examples are run').toMatch(/^(probelet|node) /);
-      const actual = (await runCommand(command)).replace(/\n$/, '').split('\n');
-      const wanted = expected.join('\n').replace(/\n+$/, '').split('\n');
-      if (!outputMatches(wanted, actual)) expect(actual.join('\n')).toBe(wanted.join('\n'));
-    },
+    holdsTrue,
     40_000,
   );
 
@@ -101,6 +115,25 @@ describe('README', () => {
   it('every relative link points to a file that exists', () => {
     for (const [, target] of README.matchAll(/\]\((?!https?:|#)([^)#\s]+)/g)) {
       expect(existsSync(new URL(`../${target}`, import.meta.url)), target).toBe(true);
+    }
+  });
+});
+
+describe('docs/*.md', () => {
+  it('have console examples (the simulate transcript and its sweep at least)', () => {
+    expect(docSessions.map((s) => s.command)).toEqual(
+      expect.arrayContaining([
+        'probelet simulate examples/simulate/deployment.yaml -b api=down:40s,up --for 1m10s',
+        expect.stringContaining('--sweep api=25s..40s/1s'),
+      ]),
+    );
+  });
+
+  it.each(docSessions)('$where `$command` prints what the page says', holdsTrue, 40_000);
+
+  it.each(DOCS)('$path: every relative link points to a file that exists', ({ path, text }) => {
+    for (const [, target] of text.matchAll(/\]\((?!https?:|#|mailto:)([^)#\s]+)/g)) {
+      expect(existsSync(new URL(`../docs/${target}`, import.meta.url)), `${path}: ${target}`).toBe(true);
     }
   });
 });

@@ -225,7 +225,8 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
     io.stderr(`probelet: wrote ${accepted.length} finding${accepted.length === 1 ? '' : 's'} to the baseline ${flags.writeBaseline}\n`);
   }
   if (flags.output === 'text') {
-    io.stdout(toText(result, flags.showSuppressed === true));
+    // "0 errors, 0 warnings, 0 info" over nothing checked reads as a pass: stderr says what happened.
+    if (result.checked > 0) io.stdout(toText(result, flags.showSuppressed === true));
     if (live !== undefined && live.length > 0) io.stdout(liveText(live));
     const note = skippedNote(loaded.skipped);
     if (note !== '') io.stdout(`${note}\n`);

@@ -355,7 +355,8 @@ interface SweepRow {
   readyAtMs: number | null;
   restarts: number;
   state: string;
-  broken: boolean;
+  /** Killed at least once (by a probe): the row's restarts include a kill's. */
+  killed: boolean;
 }
 
 async function runSweep(
@@ -374,12 +375,12 @@ async function runSweep(
     const restarts = outcomes.reduce((sum, c) => sum + c.restarts, 0);
     const kills = outcomes.reduce((sum, c) => sum + c.kills.length, 0);
     const state = outcomes.map((c) => `${c.state}${c.reason ? ` (${c.reason})` : ''}`).join(', ');
-    rows.push({ valueMs, readyAtMs, restarts, state, broken: kills > 0 || readyAtMs === null });
+    rows.push({ valueMs, readyAtMs, restarts, state, killed: kills > 0 });
     if (output === 'json') {
       io.stdout(`${JSON.stringify({ type: 'sweep', value: valueMs / 1000, readyAt: seconds(readyAtMs), restarts, state: outcomes[0]?.state ?? '' })}\n`);
     }
   }
-  const threshold = rows.find((r) => r.broken)?.valueMs;
+  const threshold = rows.find((r) => r.killed || r.readyAtMs === null)?.valueMs;
   if (output === 'json') {
     io.stdout(`${JSON.stringify({ type: 'threshold', value: threshold === undefined ? null : threshold / 1000 })}\n`);
     return;
@@ -390,11 +391,25 @@ async function runSweep(
     ...rows.map((r) => [formatGoDuration(r.valueMs), r.readyAtMs === null ? 'never' : stamp(r.readyAtMs), String(r.restarts), r.state]),
   ]);
   for (const line of table) io.stdout(`${line.trimEnd()}\n`);
-  io.stdout(
-    threshold === undefined
-      ? `${plan.container} starts fine across the whole range (up to ${formatGoDuration(plan.valuesMs.at(-1) ?? 0)})\n`
-      : threshold === plan.valuesMs[0]
-        ? `${plan.container} is killed or never Ready already at ${formatGoDuration(threshold)}, the start of the range\n`
-        : `${plan.container} starts crash-looping when its start-up takes ≥ ${formatGoDuration(threshold)}\n`,
-  );
+  for (const line of sweepConclusion(plan, rows, base.forMs)) io.stdout(`${line}\n`);
+}
+
+/**
+ * What the table shows, in words: from which first phase the container is restarted (killed,
+ * yet it may end Ready after the back-off) and from which it is never Ready within the run —
+ * two thresholds, since a start-up just past the probes' allowance is often survived after a
+ * restart or a few.
+ */
+function sweepConclusion(plan: SweepPlan, rows: readonly SweepRow[], forMs: number): string[] {
+  const from = (valueMs: number): string =>
+    valueMs === plan.valuesMs[0] ? `already at ${formatGoDuration(valueMs)}, the start of the range` : `when its start-up takes ≥ ${formatGoDuration(valueMs)}`;
+  const restarted = rows.find((r) => r.killed)?.valueMs;
+  const neverReady = rows.find((r) => r.readyAtMs === null)?.valueMs;
+  if (restarted === undefined && neverReady === undefined) {
+    return [`${plan.container} starts fine across the whole range (up to ${formatGoDuration(plan.valuesMs.at(-1) ?? 0)})`];
+  }
+  const lines: string[] = [];
+  if (restarted !== undefined) lines.push(`${plan.container} is restarted ${from(restarted)}`);
+  if (neverReady !== undefined) lines.push(`${plan.container} is never Ready in ${formatGoDuration(forMs)} ${from(neverReady)}`);
+  return lines;
 }

@@ -3,9 +3,12 @@
  * become Ready (sidecar TCP, app startup + HTTP readiness, worker exec readiness) and stop
  * cleanly on SIGTERM. Uses the demo's fixed ports 18573 and 18574.
  */
-import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { eventually, isAlive, liveProcesses } from '../helpers/processes.js';
+import { REPO_ROOT, runCli } from './helpers.js';
 import { exitCode, nothingLeft, scratch, startRun, type Scratch } from './run-child.js';
 
 interface PodLine {
@@ -86,3 +89,40 @@ it('the demo pod becomes Ready within 30 s and stops cleanly on SIGTERM', async 
   // The worker removes its readiness file when it is stopped.
   expect(existsSync('/tmp/probelet-demo-worker-ready')).toBe(false);
 }, 60_000);
+
+it('the demo tells its whole story within its first 2 minutes: killed, restarted at once, then CrashLoopBackOff', async () => {
+  // The behaviour script mirrors the app (test/simulate/reality.test.ts holds it to a real run):
+  // its liveness phase is the pod's UNHEALTHY_AFTER_SECONDS, plus Node's boot.
+  const pod = readFileSync('examples/demo/pod.yaml', 'utf8');
+  const unhealthyAfter = /UNHEALTHY_AFTER_SECONDS, value: '(\d+)'/.exec(pod)?.[1];
+  expect(readFileSync('examples/simulate/demo-behaviour.yaml', 'utf8')).toContain(`liveness: up:${unhealthyAfter ?? '?'}s500ms,fail`);
+  const run = await runCli(['simulate', 'examples/demo/pod.yaml', '--behavior', 'examples/simulate/demo-behaviour.yaml', '--for', '2m']);
+  expect(run.code).toBe(0);
+  const rows = run.stdout.split('\n').filter((l) => /^\+\S+ +demo /.test(l));
+  // Restarted at once (Running with RESTARTS 1) before it backs off, and backs off before 1m30s.
+  expect(rows.some((r) => /Running +1 \(/.test(r))).toBe(true);
+  const backOff = rows.find((r) => r.includes('CrashLoopBackOff'));
+  expect(backOff, run.stdout).toMatch(/^\+(\d+s|1m[0-2]?\ds) /);
+});
+
+it('npm start: one Ctrl-C (SIGINT to its process group, as a terminal sends it) stops the demo gracefully and npm exits 0', async () => {
+  // In a process group of its own, as a terminal's foreground job: npm, scripts/start.mjs and
+  // probelet all get the SIGINT, and npm forwards its own to its child too. dist/ is fresh
+  // (the suite builds first), so start.mjs does not rebuild.
+  const npm = spawn('npm', ['start', '--', '--listen', '127.0.0.1:0'], { cwd: REPO_ROOT, env: s.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  npm.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  npm.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const exited = once(npm, 'close').then(([code]) => code as number | null);
+  expect(await eventually(() => /^demo +3\/3 +Running/m.test(stdout), 45_000), `${stdout}\n${stderr}`).toBe(true);
+  process.kill(-(npm.pid ?? 0), 'SIGINT');
+  const timer = setTimeout(() => process.kill(-(npm.pid ?? 0), 'SIGKILL'), 30_000);
+  const code = await exited;
+  clearTimeout(timer);
+  expect(stderr).toContain('SIGINT received: deleting every pod gracefully');
+  expect(stderr).not.toContain('killing every container now');
+  expect(code, `${stdout}\n${stderr}`).toBe(0);
+  expect(stdout).toContain('Stopping container app');
+  expect(await nothingLeft(s.marker)).toBe(true);
+}, 90_000);

@@ -64,6 +64,21 @@ describe('check: nothing to check is said plainly; folders pass over files that 
       `probelet: no workload was checked: ${service} holds no Pod, workload or PodTemplate (skipped 1 object without a pod template (Service))`,
     );
     expect(run.code).toBe(2);
+    // No all-clear summary over nothing checked.
+    expect(run.stdout).not.toContain('0 errors');
+  });
+
+  it.each([
+    ['not YAML', 'hello: [unclosed\n  foo: bar: baz\n', ':2:6: document 1: missed comma between flow collection entries'],
+    ['a plain text', 'hello world\n', ':1:1: document 1: expected a Kubernetes object (a mapping with apiVersion and kind), got "hello world"'],
+  ])('%s: the problem with its line, "nothing else was checked", no all-clear summary, exit 2', async (_name, text, problem) => {
+    const path = file('not-a-manifest.yaml', text);
+    const run = await runCli(['check', path]);
+    expect(run.stderr).toContain(`${path}${problem}`);
+    expect(run.stderr).toContain('probelet: 1 problem in the input (above); nothing else was checked');
+    expect(run.stderr).not.toContain('everything else');
+    expect(run.stdout).not.toContain('0 errors');
+    expect(run.code).toBe(2);
   });
 
   it('a behaviour file in a folder is passed over with a note (exit 0); named on the command line it is still a problem', async () => {
