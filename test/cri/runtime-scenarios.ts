@@ -47,7 +47,10 @@ export function runtimeScenarios(t: RuntimeTarget): void {
       await until(() => statusOf(current(h, 'gone'), 'c')?.state?.terminated, 15_000);
       const gone = statusOf(current(h, 'gone'), 'c')?.containerID ?? '';
       const err = await h.runtime.execSync(gone, ['true'], 5000).catch((e: unknown) => e);
-      expect((err as Error).message).toMatch(/^rpc error: code = \w+ desc = /);
+      // The runtime's error in the kubelet's words; a Never pod that completed may already have had
+      // its containers removed by the time the exec is sent (seen once under load): then the
+      // runtime's own "not found", never a crash or a success.
+      expect((err as Error).message).toMatch(/^rpc error: code = \w+ desc = |^container "[^"]+" not found$/);
     });
 
     it.concurrent('a container without command runs the image CMD; args are $(VAR)-expanded; logs follow <pod dir>/<container>/<attempt>.log', async ({ task }) => {
