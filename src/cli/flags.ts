@@ -6,7 +6,7 @@
  */
 import { Command, Help, InvalidArgumentError, Option } from 'commander';
 import { CliUsageError } from './io.js';
-import { parseDuration } from './run-flags.js';
+import { parseDuration } from './run/flags.js';
 
 /** The human format's name; {@link TEXT_ALIAS} is accepted for it everywhere. */
 export const TEXT_OUTPUT = 'text';

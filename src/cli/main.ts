@@ -1,14 +1,14 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 import { CliUsageError, type CliIO, processIO } from './io.js';
-import { registerCheckCommand } from './check.js';
+import { registerCheckCommand } from './check/check.js';
 import { registerExplainCommand } from './explain.js';
 import { helpLayout } from './flags.js';
-import { registerProbeCommand } from './probe.js';
+import { registerProbeCommand } from './probe/probe.js';
 import { registerNodeCommand } from './node.js';
-import { registerRunCommand } from './run.js';
+import { registerRunCommand } from './run/run.js';
 import { packageVersion } from './version.js';
-import { registerSimulateCommand } from './simulate.js';
+import { registerSimulateCommand } from './simulate/simulate.js';
 import { trimTrailing } from '../util/trim.js';
 
 export { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';

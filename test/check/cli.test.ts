@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runCheck, type CheckFlags } from '../../src/cli/check.js';
+import { runCheck, type CheckFlags } from '../../src/cli/check/check.js';
 import { BIN, REPO_ROOT, runCli } from '../cli/helpers.js';
 import { loadManifests } from '../../src/api/documents.js';
 import { podTemplateHash } from '../../src/api/workloads.js';

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runCheck, type CheckFlags } from '../../src/cli/check.js';
+import { runCheck, type CheckFlags } from '../../src/cli/check/check.js';
 import { runCli } from '../cli/helpers.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/check/', import.meta.url));

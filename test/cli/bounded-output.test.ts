@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boundedWriter } from '../../src/cli/bounded-output.js';
+import { boundedWriter } from '../../src/cli/run/bounded-output.js';
 
 describe('boundedWriter', () => {
   it('drops whole lines past the backlog bound and says when dropping starts and how many were dropped', () => {

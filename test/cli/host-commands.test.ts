@@ -7,8 +7,8 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
-import { hostCommandFindings } from '../../src/cli/host-commands.js';
-import { refuseHostCommands } from '../../src/cli/host-runtime.js';
+import { hostCommandFindings } from '../../src/cli/run/host-commands.js';
+import { refuseHostCommands } from '../../src/cli/run/host-runtime.js';
 import { runCli } from './helpers.js';
 
 const CRI_EXAMPLE = fileURLToPath(new URL('../../examples/cri/deployment.yaml', import.meta.url));

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { volumeMountsOf } from '../../src/cli/host-runtime.js';
+import { volumeMountsOf } from '../../src/cli/run/host-runtime.js';
 import { runCli } from './helpers.js';
 import { nothingLeft, scratch, testPod, type Scratch } from './run-child.js';
 

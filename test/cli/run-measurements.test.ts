@@ -5,7 +5,7 @@
  * `{"type":"measurements",…}` line.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { MeasurementsLine } from '../../src/cli/measurements.js';
+import type { MeasurementsLine } from '../../src/cli/run/measurements.js';
 import { exitCode, nothingLeft, scratch, startRun, testPod, type Scratch } from './run-child.js';
 
 /** A startup probe that fails once, then passes; a readiness probe that always passes. */
@@ -75,7 +75,7 @@ describe('probelet run: measurements at the end', () => {
 
 describe('measure: from the container start', () => {
   it("counts start-up from the start of the container that reached it, not from the run's start; p99s in ms", async () => {
-    const { measure, checkCommand, containerStartsOf } = await import('../../src/cli/measurements.js');
+    const { measure, checkCommand, containerStartsOf } = await import('../../src/cli/run/measurements.js');
     const history = {
       podUID: 'u1', pod: 'web', namespace: 'default', container: 'main', probeType: 'startup' as const, handler: 'http' as const,
       periodSeconds: 1, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 30, total: 1, failures: 0, errored: 0,

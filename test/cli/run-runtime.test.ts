@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { criEndpoint } from '../../src/cli/run-runtime.js';
+import { criEndpoint } from '../../src/cli/run/runtime.js';
 import { runCli } from './helpers.js';
 
 const dirs: string[] = [];

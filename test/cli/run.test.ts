@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseDuration, parseListen } from '../../src/cli/run-flags.js';
+import { parseDuration, parseListen } from '../../src/cli/run/flags.js';
 import { eventually } from '../helpers/processes.js';
 import { runCli } from './helpers.js';
 import { exitCode, nothingLeft, scratch, startRun, testPod, type Scratch } from './run-child.js';

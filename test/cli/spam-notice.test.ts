@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
-import { watchSpamFilter } from '../../src/cli/spam-notice.js';
+import { watchSpamFilter } from '../../src/cli/run/spam-notice.js';
 import { createEventRecorder } from '../../src/kubelet/events.js';
 import { FakeClock } from '../../src/util/clock.js';
 

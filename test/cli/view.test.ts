@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ContainerStatus, Event, Pod, PodCondition } from '../../src/api/types.js';
-import { createLiveView } from '../../src/cli/live-view.js';
-import { eventLine, eventObject, formatTable, podRowCells, summarizePod } from '../../src/cli/view.js';
+import { createLiveView } from '../../src/cli/view/live-view.js';
+import { eventLine, eventObject, formatTable, podRowCells, summarizePod } from '../../src/cli/view/view.js';
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');
 const at = (seconds: number): string => new Date(T0 + seconds * 1000).toISOString().replace('.000Z', 'Z');

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadManifests, type ManifestObject } from '../../src/api/documents.js';
 import { checkManifests } from '../../src/check/run.js';
 import type { Finding } from '../../src/check/types.js';
-import { runCheck, type CheckFlags } from '../../src/cli/check.js';
+import { runCheck, type CheckFlags } from '../../src/cli/check/check.js';
 import type { KubeClients } from '../../src/node/kube.js';
 import { clusterClients, describeCluster, testNamespace, until } from '../node/helpers.js';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
-import { FDS_BASE, fdShortfall, podFds } from '../../src/cli/run-fds.js';
+import { FDS_BASE, fdShortfall, podFds } from '../../src/cli/run/fds.js';
 import { BIN } from '../cli/helpers.js';
 
 const pod = (name: string, probes = 0): Pod => ({

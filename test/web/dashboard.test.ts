@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import { loadManifestFile } from '../../src/api/manifest.js';
-import { asNewPod } from '../../src/cli/run-input.js';
+import { asNewPod } from '../../src/cli/run/input.js';
 import { FlightRecorder } from '../../src/prober/recorder.js';
 import { startServer, type RunningServer } from '../../src/server/server.js';
 import { timelineView } from '../../src/server/timeline.js';

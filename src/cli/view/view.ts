@@ -3,9 +3,9 @@
  * way kubectl's `printPod` computes it, so that `probelet run` reads like the cluster
  * will: users learn `CrashLoopBackOff`, `Init:0/1` or `Terminating` here first.
  */
-import type { ContainerStatus, Event, Pod } from '../api/types.js';
-import { isRestartableInitContainer } from '../kubelet/conditions.js';
-import { containerOfFieldPath, formatEvent, humanDuration } from '../kubelet/events.js';
+import type { ContainerStatus, Event, Pod } from '../../api/types.js';
+import { isRestartableInitContainer } from '../../kubelet/conditions.js';
+import { containerOfFieldPath, formatEvent, humanDuration } from '../../kubelet/events.js';
 
 /** The facts behind one row, before anything time-dependent is rendered. */
 export interface PodSummary {

@@ -6,8 +6,8 @@
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { MAX_INPUT_BYTES } from '../api/documents.js';
-import { CliUsageError } from './io.js';
+import { MAX_INPUT_BYTES } from '../../api/documents.js';
+import { CliUsageError } from '../io.js';
 
 /** Rendered manifests, with the template each rendered line came from (helm only). */
 export interface Rendered {

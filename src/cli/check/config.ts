@@ -7,12 +7,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { decodeChunk, positionIndex } from '../api/yaml.js';
-import { nearestName } from '../api/strict-fields.js';
-import { isRecord } from '../api/workloads.js';
-import { describe } from '../api/shape.js';
-import type { Severity } from '../check/types.js';
-import { CliUsageError } from './io.js';
+import { decodeChunk, positionIndex } from '../../api/yaml.js';
+import { nearestName } from '../../api/strict-fields.js';
+import { isRecord } from '../../api/workloads.js';
+import { describe } from '../../api/shape.js';
+import type { Severity } from '../../check/types.js';
+import { CliUsageError } from '../io.js';
 
 export const CONFIG_FILE = '.probelet.yaml';
 

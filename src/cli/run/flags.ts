@@ -2,9 +2,9 @@
  * The values of `probelet run`'s flags that need parsing: durations the way kubectl and
  * the kubelet write them, and the listen address. Bad values are usage errors (exit 2).
  */
-import { parseDurationMs } from '../util/duration.js';
-import { isLoopbackHost, nonLoopbackMessage } from '../server/loopback.js';
-import { CliUsageError } from './io.js';
+import { parseDurationMs } from '../../util/duration.js';
+import { isLoopbackHost, nonLoopbackMessage } from '../../server/loopback.js';
+import { CliUsageError } from '../io.js';
 
 /**
  * `30s`, `2m`, `1m30s`, `1.5h`, `500ms` (Go's `time.ParseDuration` units) or plain seconds

@@ -6,24 +6,24 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, relative, sep } from 'node:path';
 import { Command, Option } from 'commander';
-import { formatProblem, loadManifests, notManifestsNote, parseManifestDocuments, skippedNote, type LoadOptions, type ManifestLoad } from '../api/documents.js';
-import { foldedInto } from '../check/fold.js';
-import { baselineText, parseBaseline } from '../check/baseline.js';
-import { toJson, toSarif, toText, type CheckOutput, type SkippedFile } from '../check/output.js';
-import { findRule, ruleInfos, VALIDATION_RULE_ID } from '../check/rules/index.js';
-import { createChecker, type CheckResult } from '../check/run.js';
-import type { Finding, Severity } from '../check/types.js';
-import { matchesGlob } from '../util/glob.js';
-import { CONFIG_FILE, findConfig, loadConfig } from './check-config.js';
-import { renderHelm, renderKustomize, type Rendered } from './check-render.js';
-import type { Pod } from '../api/types.js';
-import type { LiveEvidence } from '../explain/live-evidence.js';
-import { SourceError } from '../explain/source-error.js';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
-import { addExamples, filenameOption, inputPaths, outputOption } from './flags.js';
-import { unreadablePaths } from './inputs.js';
-import { CliUsageError, type CliIO } from './io.js';
-import { parseDuration } from './run-flags.js';
+import { formatProblem, loadManifests, notManifestsNote, parseManifestDocuments, skippedNote, type LoadOptions, type ManifestLoad } from '../../api/documents.js';
+import { foldedInto } from '../../check/fold.js';
+import { baselineText, parseBaseline } from '../../check/baseline.js';
+import { toJson, toSarif, toText, type CheckOutput, type SkippedFile } from '../../check/output.js';
+import { findRule, ruleInfos, VALIDATION_RULE_ID } from '../../check/rules/index.js';
+import { createChecker, type CheckResult } from '../../check/run.js';
+import type { Finding, Severity } from '../../check/types.js';
+import { matchesGlob } from '../../util/glob.js';
+import { CONFIG_FILE, findConfig, loadConfig } from './config.js';
+import { renderHelm, renderKustomize, type Rendered } from './render.js';
+import type { Pod } from '../../api/types.js';
+import type { LiveEvidence } from '../../explain/live-evidence.js';
+import { SourceError } from '../../explain/source-error.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+import { addExamples, filenameOption, inputPaths, outputOption } from '../flags.js';
+import { unreadablePaths } from '../inputs.js';
+import { CliUsageError, type CliIO } from '../io.js';
+import { parseDuration } from '../run/flags.js';
 
 const OUTPUTS = ['text', 'json', 'sarif'] as const;
 const FAIL_ON = ['error', 'warning', 'info', 'never'] as const;
@@ -168,9 +168,9 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   if (flags.cluster === true) {
     try {
       // The API client is loaded only for --cluster: a command's start opens few files (see explain/source-error.ts).
-      const { readClients } = await import('../explain/source.js');
-      const { listClusterWorkloads } = await import('../explain/cluster-objects.js');
-      const { liveEvidence, MAX_PODS } = await import('../explain/live-evidence.js');
+      const { readClients } = await import('../../explain/source.js');
+      const { listClusterWorkloads } = await import('../../explain/cluster-objects.js');
+      const { liveEvidence, MAX_PODS } = await import('../../explain/live-evidence.js');
       const clients = readClients(flags.kubeconfig);
       const scope = { allNamespaces: flags.allNamespaces === true, namespace: flags.namespace ?? clients.namespace, ...(flags.selector !== undefined ? { labelSelector: flags.selector } : {}) };
       const restarted: Pod[] = [];
@@ -394,5 +394,5 @@ function parseProbeP99(values: readonly string[], flag: string): Map<string, num
 
 function packageVersion(): string {
   const require = createRequire(import.meta.url);
-  return (require('../../package.json') as { version: string }).version;
+  return (require('../../../package.json') as { version: string }).version;
 }

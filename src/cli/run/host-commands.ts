@@ -13,8 +13,8 @@
 import { accessSync, constants } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
-import type { Container, Pod } from '../api/types.js';
-import { trimTrailing } from '../util/trim.js';
+import type { Container, Pod } from '../../api/types.js';
+import { trimTrailing } from '../../util/trim.js';
 
 const SHELLS = new Set(['sh', 'bash', 'ash', 'dash', 'zsh', 'ksh', '/bin/sh', '/bin/bash', '/bin/ash', '/bin/dash', '/usr/bin/bash', '/usr/bin/sh']);
 

@@ -6,7 +6,7 @@
  * side could exhaust the ephemeral ports (docs/probe-close.md).
  */
 import { Option } from 'commander';
-import type { ProbeClose } from '../probe/types.js';
+import type { ProbeClose } from '../../probe/types.js';
 
 export const PROBE_CLOSE_CHOICES: readonly ProbeClose[] = ['fin', 'reset'];
 

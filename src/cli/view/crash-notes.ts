@@ -5,7 +5,7 @@
  * The lines are taken when the runtime reports the exit, before the kubelet restarts the
  * container and the runtime forgets the instance.
  */
-import type { ContainerRuntime } from '../runtime/types.js';
+import type { ContainerRuntime } from '../../runtime/types.js';
 
 /** Lines of output shown with a crash. */
 export const CRASH_LOG_LINES = 5;

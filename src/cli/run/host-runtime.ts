@@ -11,9 +11,9 @@
  */
 import net from 'node:net';
 import { userInfo } from 'node:os';
-import type { Container, Pod } from '../api/types.js';
+import type { Container, Pod } from '../../api/types.js';
 import { hostCommandFindings } from './host-commands.js';
-import { clearLongTimeout, setLongTimeout } from '../util/timer.js';
+import { clearLongTimeout, setLongTimeout } from '../../util/timer.js';
 
 /** How long the CRI socket gets to accept a connection before it counts as not answering. */
 const CRI_ANSWER_TIMEOUT_MS = 300;

@@ -5,8 +5,8 @@
  * comes without an event — the kubelet's behaviour, which a reader would take for probelet's
  * unless told. Told once per pod and event type.
  */
-import type { Event } from '../api/types.js';
-import { SPAM_BURST } from '../kubelet/event-correlator.js';
+import type { Event } from '../../api/types.js';
+import { SPAM_BURST } from '../../kubelet/event-correlator.js';
 
 /** The two streams of the kubelet's recorder this needs: every event, and the ones the API would store. */
 export interface RecordedEvents {

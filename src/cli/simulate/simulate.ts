@@ -7,28 +7,28 @@
  */
 import { stat } from 'node:fs/promises';
 import { Command, Option } from 'commander';
-import type { Pod } from '../api/types.js';
-import { formatProblem, loadManifests, skippedNote } from '../api/documents.js';
-import { podsOf, withoutRefusedWorkloads } from '../api/manifest.js';
-import { containerScript, isPlainInit, type ContainerBehaviour } from '../simulate/behaviour.js';
-import { explainKill, explainNeverReady, stamp } from '../simulate/explain.js';
-import { MAX_PODS_PER_NODE, simulationWork } from '../simulate/nodes.js';
-import { admitForSimulation } from '../simulate/pods.js';
-import { formatScript } from '../simulate/script.js';
-import { SIMULATION_ORIGIN_MS, simulate, type PodOutcome, type SimulationResult } from '../simulate/simulation.js';
-import { startServer, type RunningServer } from '../server/server.js';
-import { timelineView, type Timeline } from '../server/timeline.js';
-import { formatGoDuration } from '../util/duration.js';
-import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
-import { addExamples, filenameOption, inputPaths, outputOption } from './flags.js';
-import { requireReadable } from './inputs.js';
-import { CliUsageError, processIO, type CliIO } from './io.js';
-import { createLiveView, type OutputFormat } from './live-view.js';
-import { parseDuration, parseListen, type ListenAddress } from './run-flags.js';
-import { printRejected } from './run-input.js';
-import { parseSweep, readBehaviours, sweptBehaviours, type SweepPlan } from './simulate-input.js';
-import { exitWhenOutputCloses, processSignals } from './terminal.js';
-import { formatTable } from './view.js';
+import type { Pod } from '../../api/types.js';
+import { formatProblem, loadManifests, skippedNote } from '../../api/documents.js';
+import { podsOf, withoutRefusedWorkloads } from '../../api/manifest.js';
+import { containerScript, isPlainInit, type ContainerBehaviour } from '../../simulate/behaviour.js';
+import { explainKill, explainNeverReady, stamp } from '../../simulate/explain.js';
+import { MAX_PODS_PER_NODE, simulationWork } from '../../simulate/nodes.js';
+import { admitForSimulation } from '../../simulate/pods.js';
+import { formatScript } from '../../simulate/script.js';
+import { SIMULATION_ORIGIN_MS, simulate, type PodOutcome, type SimulationResult } from '../../simulate/simulation.js';
+import { startServer, type RunningServer } from '../../server/server.js';
+import { timelineView, type Timeline } from '../../server/timeline.js';
+import { formatGoDuration } from '../../util/duration.js';
+import { EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+import { addExamples, filenameOption, inputPaths, outputOption } from '../flags.js';
+import { requireReadable } from '../inputs.js';
+import { CliUsageError, processIO, type CliIO } from '../io.js';
+import { createLiveView, type OutputFormat } from '../view/live-view.js';
+import { parseDuration, parseListen, type ListenAddress } from '../run/flags.js';
+import { printRejected } from '../run/input.js';
+import { parseSweep, readBehaviours, sweptBehaviours, type SweepPlan } from './input.js';
+import { exitWhenOutputCloses, processSignals } from '../view/terminal.js';
+import { formatTable } from '../view/view.js';
 
 interface SimulateFlags {
   /** `-b`/`--behaviour`/`--behavior`: each a behaviour file when one exists at that path, else `CONTAINER[.PROBE]=SCRIPT`. */

@@ -1,18 +1,18 @@
 import { performance } from 'node:perf_hooks';
 import { Command, Option } from 'commander';
-import { setPodDefaults, setProbeDefaults } from '../api/defaults.js';
-import { formatProblem, loadManifests, skippedNote } from '../api/documents.js';
-import { podsOf } from '../api/manifest.js';
-import type { Container, Pod, PodStatus, Probe } from '../api/types.js';
-import { validatePod, validateProbe } from '../api/validation.js';
-import { LocalCommandRunner } from '../probe/local-runner.js';
-import type { ProbeClose } from '../probe/types.js';
-import { Prober, type ProbeDetails } from '../prober/prober.js';
-import type { ProbeType } from '../prober/types.js';
-import { addExamples, outputOption, parseWholeSeconds } from './flags.js';
-import { requireReadable } from './inputs.js';
-import { CliUsageError, type CliIO } from './io.js';
-import { probeCloseOption } from './probe-close-flag.js';
+import { setPodDefaults, setProbeDefaults } from '../../api/defaults.js';
+import { formatProblem, loadManifests, skippedNote } from '../../api/documents.js';
+import { podsOf } from '../../api/manifest.js';
+import type { Container, Pod, PodStatus, Probe } from '../../api/types.js';
+import { validatePod, validateProbe } from '../../api/validation.js';
+import { LocalCommandRunner } from '../../probe/local-runner.js';
+import type { ProbeClose } from '../../probe/types.js';
+import { Prober, type ProbeDetails } from '../../prober/prober.js';
+import type { ProbeType } from '../../prober/types.js';
+import { addExamples, outputOption, parseWholeSeconds } from '../flags.js';
+import { requireReadable } from '../inputs.js';
+import { CliUsageError, type CliIO } from '../io.js';
+import { probeCloseOption } from './close-flag.js';
 
 const PROBE_TYPES: readonly ProbeType[] = ['liveness', 'readiness', 'startup'];
 

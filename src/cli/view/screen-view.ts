@@ -3,13 +3,13 @@
  * screen, redrawn in place (cursor up, clear to the end of the screen) whenever something
  * changes and once a second so ages keep counting, like `watch kubectl get pods`.
  */
-import type { Event, Pod } from '../api/types.js';
+import type { Event, Pod } from '../../api/types.js';
 import { crashText, type CrashNote } from './crash-notes.js';
-import type { CliIO } from './io.js';
+import type { CliIO } from '../io.js';
 import type { LiveView } from './live-view.js';
 import type { Terminal } from './terminal.js';
 import { eventLine, formatTable, podRowCells, POD_COLUMNS, summarizePod } from './view.js';
-import { clearLongTimeout, setLongTimeout } from '../util/timer.js';
+import { clearLongTimeout, setLongTimeout } from '../../util/timer.js';
 
 /** Redraws are coalesced: a burst of status writes costs one repaint. */
 const REDRAW_DELAY_MS = 50;

@@ -6,12 +6,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import yaml from 'js-yaml';
-import type { Pod } from '../api/types.js';
-import type { ProbeType } from '../prober/types.js';
-import { IGNORE_SIGTERM, PROBE_KINDS, type Behaviours, type ContainerBehaviour } from '../simulate/behaviour.js';
-import { parseScript, ScriptError, withFirstPhase, type Script } from '../simulate/script.js';
-import { formatGoDuration, parseDurationMs } from '../util/duration.js';
-import { CliUsageError } from './io.js';
+import type { Pod } from '../../api/types.js';
+import type { ProbeType } from '../../prober/types.js';
+import { IGNORE_SIGTERM, PROBE_KINDS, type Behaviours, type ContainerBehaviour } from '../../simulate/behaviour.js';
+import { parseScript, ScriptError, withFirstPhase, type Script } from '../../simulate/script.js';
+import { formatGoDuration, parseDurationMs } from '../../util/duration.js';
+import { CliUsageError } from '../io.js';
 
 /** One `CONTAINER[.PROBE]=SCRIPT` assignment and where it came from (for messages). */
 interface Assignment {

@@ -5,12 +5,12 @@
  * workload runs one pod, named as its controller would name it. A bad document or an
  * invalid pod only drops itself: the others still run.
  */
-import type { AdmitResult } from '../api/admit.js';
-import { formatProblem, loadManifests, skippedNote, type ManifestConfig } from '../api/documents.js';
-import { podsOf, withoutRefusedWorkloads } from '../api/manifest.js';
-import type { Pod } from '../api/types.js';
-import { admitForLocalRun, type LocalRunAdmission } from '../kubelet/admission.js';
-import type { CliIO } from './io.js';
+import type { AdmitResult } from '../../api/admit.js';
+import { formatProblem, loadManifests, skippedNote, type ManifestConfig } from '../../api/documents.js';
+import { podsOf, withoutRefusedWorkloads } from '../../api/manifest.js';
+import type { Pod } from '../../api/types.js';
+import { admitForLocalRun, type LocalRunAdmission } from '../../kubelet/admission.js';
+import type { CliIO } from '../io.js';
 
 /**
  * The pods of every file, in order, and how many problems (dropped documents) were printed;

@@ -10,8 +10,8 @@
  * sleeping container, 4 more for each further container, 3 more for each exec probe in
  * flight (its child's stdin/stdout/stderr… pipes), and a network probe holds its socket.
  */
-import type { Container, Pod } from '../api/types.js';
-import { openFilesLimit } from '../util/fd-limit.js';
+import type { Container, Pod } from '../../api/types.js';
+import { openFilesLimit } from '../../util/fd-limit.js';
 
 /** probelet's own: stdio, the event loop, the API server, the dashboard's files, a margin. */
 export const FDS_BASE = 32;

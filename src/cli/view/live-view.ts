@@ -4,9 +4,9 @@
  * for a log or a pipe (a line only when something a reader would notice changed), and
  * one JSON object per line for scripts.
  */
-import type { Event, Pod } from '../api/types.js';
+import type { Event, Pod } from '../../api/types.js';
 import { crashText, type CrashNote } from './crash-notes.js';
-import type { CliIO } from './io.js';
+import type { CliIO } from '../io.js';
 import { createScreenView } from './screen-view.js';
 import type { Terminal } from './terminal.js';
 import { eventLine, formatRow, podRowCells, POD_COLUMNS, summarizePod } from './view.js';

@@ -4,13 +4,13 @@
  * `CONTAINER_RUNTIME_ENDPOINT` (as crictl reads it), else containerd's default socket; the
  * Docker host from the flag, else `DOCKER_HOST`, else Docker's default socket.
  */
-import { DEFAULT_CRI_ENDPOINT, createCriRuntime } from '../runtime/cri/cri-runtime.js';
-import { containerRecordPath } from '../runtime/process-owner.js';
-import { createProcessRuntime, type ProcessRuntimeOptions } from '../runtime/process-runtime.js';
-import type { ContainerRuntime } from '../runtime/types.js';
-import { dockerHost, parseDockerHost } from '../runtime/docker/docker-host.js';
-import type { VolumePolicy } from '../runtime/docker/volumes.js';
-import { CliUsageError } from './io.js';
+import { DEFAULT_CRI_ENDPOINT, createCriRuntime } from '../../runtime/cri/cri-runtime.js';
+import { containerRecordPath } from '../../runtime/process-owner.js';
+import { createProcessRuntime, type ProcessRuntimeOptions } from '../../runtime/process-runtime.js';
+import type { ContainerRuntime } from '../../runtime/types.js';
+import { dockerHost, parseDockerHost } from '../../runtime/docker/docker-host.js';
+import type { VolumePolicy } from '../../runtime/docker/volumes.js';
+import { CliUsageError } from '../io.js';
 
 export const RUNTIME_NAMES = ['process', 'cri', 'docker'] as const;
 export type RuntimeName = (typeof RUNTIME_NAMES)[number];
@@ -53,7 +53,7 @@ export async function createRuntime(
     const host = dockerHost(flags.dockerHost);
     try {
       // Loaded here: a run without Docker never loads dockerode.
-      const { createDockerRuntime } = await import('../runtime/docker/docker-runtime.js');
+      const { createDockerRuntime } = await import('../../runtime/docker/docker-runtime.js');
       return await createDockerRuntime({
         connection: parseDockerHost(host.value, host.source),
         runDir,

@@ -8,9 +8,9 @@
  * compares with the probes' budget), else from when the run started the pods. Probe durations
  * are over the attempts the ring still holds (the last 100 by default).
  */
-import type { Pod } from '../api/types.js';
-import type { ProbeHandlerKind, ProbeHistory } from '../prober/recorder.js';
-import type { ProbeType } from '../prober/types.js';
+import type { Pod } from '../../api/types.js';
+import type { ProbeHandlerKind, ProbeHistory } from '../../prober/recorder.js';
+import type { ProbeType } from '../../prober/types.js';
 
 export interface ProbeMeasurement {
   probeType: ProbeType;
