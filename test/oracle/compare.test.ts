@@ -244,3 +244,38 @@ describe('compareRecords by rule: a first start or readiness not reached yet', (
     expect(c.notes.join('\n')).toContain('app readiness: [] on the kubelet, [true] on probelet: the kubelet late');
   });
 });
+
+describe('compareRecords by rule: a side late under load, measured', () => {
+  const pod = { spec: { containers: [{ name: 'app' }] } };
+  const rules = { pod, slackSeconds: { kubelet: 3, probelet: 3 } };
+  const warn = (count: number, last: number) => [{ object: 'spec.containers{app}', reason: 'Unhealthy', type: 'Warning', message: 'Readiness probe failed: ', count, first: 2, last }];
+  it('a repeated event counted fewer times by a side whose syncs ran late is that side late, within what its lateness lets it miss', () => {
+    // 8 readiness failures every 5 s on probelet, 4 on the kubelet whose syncs ran up to 30 s late.
+    const k = { ...rec('kubelet', [0]), duration: 60, events: warn(4, 20) };
+    const p = { ...rec('probelet', [0]), duration: 60, events: warn(8, 37) };
+    const quiet = compareRecords(k, p, 5, [], { rules, lateness: { kubelet: 0, probelet: 0 } });
+    expect(quiet.differences).toEqual(['event count of spec.containers{app} Warning Unhealthy: Readiness probe failed: : 4 on the kubelet, 8 on probelet']);
+    const loaded = compareRecords(k, p, 5, [], { rules, lateness: { kubelet: 30, probelet: 30 } });
+    expect(loaded.differences).toEqual([]);
+    expect(loaded.notes.join('\n')).toContain('the kubelet late (its syncs up to 30 s late, one every 5 s on the other side)');
+  });
+  it('a gap wider than the measured lateness explains is still a difference', () => {
+    const k = { ...rec('kubelet', [0]), duration: 100, events: warn(2, 7) };
+    const p = { ...rec('probelet', [0]), duration: 100, events: warn(18, 87) };
+    const c = compareRecords(k, p, 5, [], { rules, lateness: { kubelet: 10, probelet: 10 } });
+    expect(c.differences).toEqual(['event count of spec.containers{app} Warning Unhealthy: Readiness probe failed: : 2 on the kubelet, 18 on probelet']);
+  });
+  it('a phase not written yet while the same side\'s Ready condition already says the terminal reason is that side late', () => {
+    const conditions = (reason: string) => [{ type: 'Ready', changes: [{ at: 0, status: 'False', reason: 'ContainersNotReady' }, { at: 9, status: 'False', reason }] }];
+    const k: OracleRecord = { ...rec('kubelet', [0]), phase: 'Pending', conditions: conditions('PodFailed') };
+    const p: OracleRecord = { ...rec('probelet', [0]), phase: 'Failed', conditions: conditions('PodFailed') };
+    const c = compareRecords(k, p, 5, [], { rules });
+    expect(c.differences).toEqual([]);
+    expect(c.notes.join('\n')).toContain('pod phase Pending on the kubelet, Failed on probelet: the kubelet late — its Ready condition says PodFailed');
+    // Its conditions saying another outcome (or nothing terminal) is a difference.
+    const other: OracleRecord = { ...k, conditions: conditions('PodCompleted') };
+    expect(compareRecords(other, p, 5, [], { rules }).differences).toEqual(['pod phase Pending on the kubelet, Failed on probelet']);
+    expect(compareRecords({ ...k, conditions: [] }, p, 5, [], { rules }).differences).toEqual(['pod phase Pending on the kubelet, Failed on probelet']);
+  });
+});
+

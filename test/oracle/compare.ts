@@ -57,7 +57,31 @@ function compareTimes(what: string, a: number[], b: number[], end: number, tol: 
 
 const eventKey = (e: EventRecord) => `${e.object === '' ? '' : `${e.object} `}${e.type} ${e.reason}: ${e.message}`;
 
-function compareEvents(a: EventRecord[], b: EventRecord[], end: number, tol: number, out: string[], rules?: RuleJudgement): void {
+/** Seconds each agent's syncs ran late during the run, measured (its metrics): see {@link countLate}. */
+export interface AgentLateness {
+  kubelet: number;
+  probelet: number;
+}
+
+/**
+ * A repeated event counted fewer times on one side, by no more than that side's measured
+ * lateness lets it miss at the rate the other side repeated it: the slower side had not got
+ * there yet ("late", with its figure), not a different behaviour. Returns the note, or undefined
+ * when the lateness does not cover the gap (or none was measured).
+ */
+function countLate(k: EventRecord, p: EventRecord, slack: number, lateness: AgentLateness | undefined): string | undefined {
+  if (lateness === undefined) return undefined;
+  const [fewer, more, side] = k.count < p.count ? [k, p, 'kubelet' as const] : [p, k, 'probelet' as const];
+  if (more.count < 2 || more.last <= more.first) return undefined;
+  const every = (more.last - more.first) / (more.count - 1);
+  const late = lateness[side];
+  const missable = slack + Math.ceil(late / every);
+  if (more.count - fewer.count > missable) return undefined;
+  const who = side === 'kubelet' ? 'the kubelet' : 'probelet';
+  return `event count of ${eventKey(k)}: ${k.count} on the kubelet, ${p.count} on probelet: ${who} late (its syncs up to ${late} s late, one every ${Math.round(every * 10) / 10} s on the other side)`;
+}
+
+function compareEvents(a: EventRecord[], b: EventRecord[], end: number, tol: number, out: string[], rules?: RuleJudgement, lateness?: AgentLateness): void {
   const late = (e: EventRecord) => e.first >= end - tol;
   // A Killing or BackOff one side has not reached (late) or not taken (another branch) is the rule's.
   const branchOnly = (e: EventRecord) => BRANCH_EVENTS.has(e.reason) && ruledApart(rules, e);
@@ -94,7 +118,11 @@ function compareEvents(a: EventRecord[], b: EventRecord[], end: number, tol: num
     // Counts the spam filter clipped, or that follow restarts the rule judged apart, are not compared.
     const ruled = RESTART_EVENTS.has(e.reason) && ruledApart(rules, e);
     const clipped = rules?.clippedTypes.has(e.type) === true;
-    if (!ruled && !clipped && Math.abs(e.count - x.count) > slack) out.push(`event count of ${eventKey(e)}: ${e.count} on the kubelet, ${x.count} on probelet`);
+    if (!ruled && !clipped && Math.abs(e.count - x.count) > slack) {
+      const late = rules === undefined ? undefined : countLate(e, x, slack, lateness);
+      if (late !== undefined) rules?.notes.push(late);
+      else out.push(`event count of ${eventKey(e)}: ${e.count} on the kubelet, ${x.count} on probelet`);
+    }
     if (!ruled && e.first >= 0 && x.first >= 0 && Math.abs(e.first - x.first) > tol) out.push(`first ${e.reason} at ${e.first} s on the kubelet, ${x.first} s on probelet (tolerance ${tol} s)`);
   }
 }
@@ -220,13 +248,13 @@ export function compareRecords(
   probelet: OracleRecord,
   tolerance: number,
   aliases: EventAlias[] = [],
-  options: { conditions?: boolean; rules?: RuleOptions } = {},
+  options: { conditions?: boolean; rules?: RuleOptions; lateness?: AgentLateness } = {},
 ): Comparison {
   const out: string[] = [];
   const rules = options.rules === undefined ? undefined : judgeByRule(kubelet, probelet, options.rules);
   out.push(...(rules?.differences ?? []));
   const end = Math.min(kubelet.duration, probelet.duration);
-  compareEvents(kubelet.events, applyAliases(probelet.events, aliases, out), end, tolerance, out, rules);
+  compareEvents(kubelet.events, applyAliases(probelet.events, aliases, out), end, tolerance, out, rules, options.lateness);
   for (const c of kubelet.containers) {
     const other = probelet.containers.find((x) => x.name === c.name);
     if (other === undefined) out.push(`container ${c.name} has no status on probelet`);
@@ -237,10 +265,32 @@ export function compareRecords(
   const notes = [...(rules?.notes ?? [])];
   if (kubelet.phase !== probelet.phase) {
     const apart = [...(rules?.containers.values() ?? [])].some((v) => v === 'late' || v === 'explained');
+    const terminating = rules === undefined ? undefined : phaseNotWrittenYet(kubelet, probelet);
     if (apart) notes.push(`pod phase ${kubelet.phase} on the kubelet, ${probelet.phase} on probelet: follows the restarts above`);
+    else if (terminating !== undefined) notes.push(`pod phase ${kubelet.phase} on the kubelet, ${probelet.phase} on probelet: ${terminating}`);
     else out.push(`pod phase ${kubelet.phase} on the kubelet, ${probelet.phase} on probelet`);
   }
   return { same: out.length === 0, differences: out, notes, table: sideBySide(kubelet, probelet) };
+}
+
+/** The Ready condition's reason once an agent has computed a terminal phase (status.GeneratePodReadyCondition). */
+const TERMINAL_REASON: Record<string, string> = { Succeeded: 'PodCompleted', Failed: 'PodFailed' };
+
+/**
+ * One side's phase not terminal yet while its own Ready condition already carries the other
+ * side's terminal phase (`PodCompleted`, `PodFailed`): the kubelet computes the terminal phase
+ * (the conditions come from it) but writes the old phase until its pod worker has finished
+ * terminating the pod (generateAPIPodStatus, kubelet_pods.go: "Pod has terminal phase but is
+ * not yet terminated, preserving the old phase") — that side is late, not on another course.
+ */
+function phaseNotWrittenYet(kubelet: OracleRecord, probelet: OracleRecord): string | undefined {
+  for (const [slow, fast, who] of [[kubelet, probelet, 'the kubelet'], [probelet, kubelet, 'probelet']] as const) {
+    const reason = TERMINAL_REASON[fast.phase];
+    if (reason === undefined || TERMINAL_REASON[slow.phase] !== undefined) continue;
+    const ready = slow.conditions?.find((c) => c.type === 'Ready')?.changes.at(-1);
+    if (ready?.reason === reason) return `${who} late — its Ready condition says ${reason} (at ${ready.at} s) but the pod worker had not finished terminating the pod, so the old phase stays written`;
+  }
+  return undefined;
 }
 
 function lines(r: OracleRecord): string[] {

@@ -135,7 +135,8 @@ function outcome(scenario: Scenario, k: OracleRecord | Error, p: OracleRecord | 
   };
   // The measured lateness widens the times' tolerance too: "late" is measured, not guessed.
   const tolerance = scenario.tolerance + Math.ceil(options.lateness?.kubeletSeconds ?? 0);
-  const comparison = compareRecords(k, p, tolerance, EVENT_ALIASES, { ...(options.conditions === undefined ? {} : { conditions: options.conditions }), rules });
+  const lateness = options.lateness === undefined ? undefined : { kubelet: Math.ceil(options.lateness.kubeletSeconds ?? 0), probelet: Math.ceil(options.lateness.probeletSeconds ?? 0) };
+  const comparison = compareRecords(k, p, tolerance, EVENT_ALIASES, { ...(options.conditions === undefined ? {} : { conditions: options.conditions }), rules, ...(lateness === undefined ? {} : { lateness }) });
   const unlisted = comparison.differences.filter((d) => knownDifference(scenario.name, d) === undefined);
   return { scenario, kubelet: k, probelet: p, comparison, unlisted };
 }
