@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Turns `probelet check -o json` into GitHub workflow commands (::error file=…,line=…::…), so
-// findings and input problems annotate the pull request's diff. Used by action.yml.
+// findings, input problems and input notes (a suppression that suppresses nothing) annotate
+// the pull request's diff. Used by action.yml.
 import { readFileSync } from 'node:fs';
 
 const LEVEL = { error: 'error', warning: 'warning', info: 'notice' };
@@ -18,5 +19,9 @@ for (const f of out.findings ?? []) {
 for (const p of out.problems ?? []) {
   const where = [`file=${prop(p.file)}`, ...(p.line !== null ? [`line=${p.line}`] : []), ...(p.column !== null ? [`col=${p.column}`] : [])].join(',');
   lines.push(`::error ${where},title=probelet input problem::${data(p.field ? `${p.field}: ${p.message}` : p.message)}`);
+}
+for (const n of out.notes ?? []) {
+  const where = n.template ? `file=${prop(n.template)}` : `file=${prop(n.file)},line=${n.line},col=${n.column}`;
+  lines.push(`::warning ${where},title=probelet input note::${data(`${n.field}: ${n.message}`)}`);
 }
 if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);

@@ -54,7 +54,7 @@ export function setProbeDefaults(probe: Probe): Probe {
  * Returns a defaulted deep copy of `pod`: probes and container defaults of every regular,
  * init and ephemeral container; `spec.restartPolicy` 'Always',
  * `spec.terminationGracePeriodSeconds` 30, `spec.dnsPolicy` 'ClusterFirst';
- * `metadata.namespace` 'default'.
+ * `metadata.namespace` 'default'; with `hostNetwork`, each unset `hostPort` = its `containerPort`.
  */
 export function setPodDefaults(pod: Pod): Pod {
   return applyPodDefaults(copyPlain(pod));
@@ -63,8 +63,10 @@ export function setPodDefaults(pod: Pod): Pod {
 /**
  * `setPodDefaults` in place, for a pod the caller made itself (a workload's pod from
  * `podsOf` is a fresh copy of its template): `check` saves a second deep copy per object.
+ * `template`: the pod is a workload's template, which upstream defaults with
+ * `SetDefaults_PodSpec` only — `SetDefaults_Pod`'s host-network ports wait for the Pod.
  */
-export function applyPodDefaults(out: Pod): Pod {
+export function applyPodDefaults(out: Pod, { template = false }: { template?: boolean } = {}): Pod {
   const metadata = (out.metadata ??= {});
   if (!metadata.namespace) metadata.namespace = 'default';
   // The apiserver defaults a missing spec like an empty one, leaving only `containers` to complain about.
@@ -77,7 +79,20 @@ export function applyPodDefaults(out: Pod): Pod {
   for (const list of [spec.containers, spec.initContainers, spec.ephemeralContainers]) {
     for (const ctr of Array.isArray(list) ? list : []) applyContainerDefaults(ctr);
   }
+  if (!template && spec.hostNetwork === true) {
+    for (const list of [spec.containers, spec.initContainers]) {
+      for (const ctr of Array.isArray(list) ? list : []) defaultHostNetworkPorts(ctr);
+    }
+  }
   return out;
+}
+
+/** `defaultHostNetworkPorts`: on the node's network a container port is a host port, so an unset (0) one is the container port. */
+function defaultHostNetworkPorts(ctr: Container): void {
+  if (!ctr || typeof ctr !== 'object') return;
+  for (const port of Array.isArray(ctr.ports) ? ctr.ports : []) {
+    if (port && typeof port === 'object' && !port.hostPort) port.hostPort = port.containerPort;
+  }
 }
 
 /** `SetDefaults_Container` plus the defaults of everything nested in a container. */

@@ -69,12 +69,13 @@ export function validatePod(pod: Pod, options: PodValidationOptions = {}): Field
   errs.push(...validateContainers(containers, rules, grace));
   errs.push(...validateInitContainers(initContainers, containers, rules, grace));
   errs.push(...validateEphemeralContainers(ephemeralContainers, containers, initContainers));
+  const kind = options.kind ?? 'Pod';
+  if (spec.hostNetwork === true) errs.push(...validatePodHostNetworkDeps(containers, kind === 'Pod'));
   const restartPolicy = spec.restartPolicy ?? '';
   if (restartPolicy.length === 0) errs.push(required('spec.restartPolicy'));
   else if (!POD_RESTART_POLICIES.includes(restartPolicy)) {
     errs.push(notSupported('spec.restartPolicy', restartPolicy, POD_RESTART_POLICIES));
   }
-  const kind = options.kind ?? 'Pod';
   if (kind === 'Pod') {
     // validatePodMetadataAndSpec's rules "only pertinent for pods and not pod templates".
     containers.forEach((ctr, i) => errs.push(...validateImageOnlyForPod(ctr, `spec.containers[${i}]`)));
@@ -84,6 +85,25 @@ export function validatePod(pod: Pod, options: PodValidationOptions = {}): Field
     if (ephemeralContainers.length > 0) errs.push(forbidden('spec.ephemeralContainers', 'ephemeral containers not allowed in pod template'));
     errs.push(...validateTemplateForKind(kind, spec));
   }
+  return errs;
+}
+
+/**
+ * `validatePodHostNetworkDeps`: on the node's network a container's port is the host's, so
+ * `hostPort` must equal `containerPort` (regular containers only, as upstream). A Pod's unset
+ * hostPort was defaulted to its containerPort (`setPodDefaults`); a template may leave it
+ * unset (0), since its pods are defaulted when created, but no other value.
+ */
+function validatePodHostNetworkDeps(containers: readonly AnyContainer[], isPod: boolean): FieldError[] {
+  const errs: FieldError[] = [];
+  containers.forEach((ctr, i) => {
+    (Array.isArray(ctr.ports) ? ctr.ports : []).forEach((port, j) => {
+      const hostPort = port?.hostPort ?? 0;
+      if ((isPod || hostPort !== 0) && hostPort !== port?.containerPort) {
+        errs.push(invalid(`spec.containers[${i}].ports[${j}].hostPort`, hostPort, 'must match `containerPort` when `hostNetwork` is true'));
+      }
+    });
+  });
   return errs;
 }
 

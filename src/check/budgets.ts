@@ -265,12 +265,22 @@ export function failsOnHang(probe: Probe): boolean {
 }
 
 /**
+ * How many connections beyond its listen backlog an app's accept queue holds on Linux
+ * (`sk_acceptq_is_full` compares with `>`): with a backlog of 4, 5 probes of a hung app pass
+ * and the 6th times out (measured on the real kernel by test/probe/tcp-accept-queue.test.ts).
+ */
+export const ACCEPT_QUEUE_EXTRA = 1;
+/** A common listen backlog (Node's and nginx's default), for the example in the text. */
+const EXAMPLE_BACKLOG = 511;
+
+/**
  * Why a probe cannot see a hung app, or undefined when it can. A `tcpSocket` probe only
- * opens a connection, which the kernel accepts for a listening socket whether or not the
- * app answers (until the listen backlog is full of connections the app never accepts). An
- * exec probe that only reads the file system or the process table (`cat /tmp/healthy`,
- * `test -f`, `ls`, `pgrep`) sees what a hung app left there. Either way its hang budgets
- * are "never" (as `simulate`'s `hang` shows).
+ * opens a connection, which the kernel completes into a listening socket's accept queue
+ * whether or not the app answers — until that queue is full of connections the app never
+ * accepted (a probe's close does not take its connection out; only accept() does): after
+ * backlog + 1 probes the next one times out. An exec probe that only reads the file system or
+ * the process table (`cat /tmp/healthy`, `test -f`, `ls`, `pgrep`) sees what a hung app left
+ * there. Either way its hang budgets are "never" (as `simulate`'s `hang` shows).
  */
 export function hangBlindness(probe: Probe): string | undefined {
   if (probe.exec) {
@@ -278,7 +288,15 @@ export function hangBlindness(probe: Probe): string | undefined {
     return blindCommand(command) ? `an exec probe (${command.join(' ')}) that only reads files or the process table, which a hung app leaves as they were` : undefined;
   }
   if (probe.httpGet) return undefined;
-  if (probe.tcpSocket) return 'a tcpSocket probe, which a hung app still passes (the kernel accepts the connection until the listen backlog is full)';
+  if (probe.tcpSocket) {
+    const period = probeTiming(probe).period;
+    return (
+      `a tcpSocket probe, which a hung app still passes (the kernel completes the connection) until the app's accept queue is full: ` +
+      `after listen backlog + ${ACCEPT_QUEUE_EXTRA} connections it never accepted (measured on Linux: ${4 + ACCEPT_QUEUE_EXTRA} with a backlog of 4) probes time out — ` +
+      `from the probes alone (backlog + ${ACCEPT_QUEUE_EXTRA}) × ${formatSeconds(period)} after the hang ` +
+      `(${formatSeconds((EXAMPLE_BACKLOG + ACCEPT_QUEUE_EXTRA) * period)} with a backlog of ${EXAMPLE_BACKLOG}), sooner while other clients connect`
+    );
+  }
   return undefined;
 }
 

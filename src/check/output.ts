@@ -7,7 +7,20 @@ import { formatBudgetTable } from './budgets.js';
 import { VALIDATION_RULE_ID, type RuleInfo } from './rules/index.js';
 import type { CheckResult } from './run.js';
 import { fingerprint, FINGERPRINT_KEY } from './baseline.js';
-import type { ContainerBudget, Finding, ObjectRef, Severity, Suppression } from './types.js';
+import type { ContainerBudget, Finding, InputNote, ObjectRef, Severity, Suppression } from './types.js';
+
+/**
+ * The id the input notes carry in SARIF (code scanning wants a rule per result): a
+ * suppression annotation that names no rule or no container, and so suppresses nothing.
+ */
+export const UNMATCHED_SUPPRESSION_ID = 'suppression-unmatched';
+const UNMATCHED_SUPPRESSION_SUMMARY = 'A suppression annotation names no rule or no container: it suppresses nothing.';
+const UNMATCHED_SUPPRESSION_HELP = `What: a probelet.dev/ignore annotation names a rule id that does not exist (a typo, a rule
+renamed), the rule invalid (input problems cannot be suppressed), or, as probelet.dev/ignore.CONTAINER,
+a container the pod does not have.
+Why: it suppresses nothing — the finding it meant still stands and counts — and a suppression that
+silently does nothing is one nobody notices until the finding comes back.
+Fix: the id or container name the message suggests; probelet check --rules lists the rule ids.`;
 
 /**
  * What the outputs read: the findings and budgets, and — for a CI gate to see that not all
@@ -19,6 +32,8 @@ export type CheckOutput = Pick<CheckResult, 'findings' | 'containers'> & {
   /** Files a folder held that were not read, and why. */
   skippedFiles?: readonly SkippedFile[];
   suppressed?: readonly Finding[];
+  /** Warnings about the input that change no exit code (see InputNote). */
+  notes?: readonly InputNote[];
 };
 
 /** A file found in a folder and not read. */
@@ -30,8 +45,8 @@ export interface SkippedFile {
 /**
  * `check -o json`: exactly these keys, in this order; `null` for an unknown container, an
  * unbounded budget, or what a problem's place does not say. `problems` and `skipped` came
- * after the first two, then `suppressed` and `summary`, and each finding's `fingerprint`
- * (added, nothing changed).
+ * after the first two, then `suppressed` and `summary`, each finding's `fingerprint`, then
+ * `notes` (added, nothing changed).
  */
 export function toJson(result: CheckOutput): string {
   const findingJson = (f: Finding) => ({
@@ -75,8 +90,18 @@ export function toJson(result: CheckOutput): string {
     ...(result.skippedFiles ?? []).map((s) => ({ kind: null, name: null, file: s.file, line: null, reason: s.reason })),
   ];
   const count = (severity: Severity): number => result.findings.filter((f) => f.severity === severity).length;
-  const summary = { error: count('error'), warning: count('warning'), info: count('info'), suppressed: suppressed.length, problems: problems.length };
-  return `${JSON.stringify({ findings, containers, problems, skipped, suppressed, summary }, null, 2)}\n`;
+  const notes = (result.notes ?? []).map((n) => ({
+    severity: n.severity,
+    file: n.file,
+    line: n.line,
+    column: n.column,
+    object: objectJson(n.object),
+    field: n.field,
+    message: n.message,
+    template: n.template ?? null,
+  }));
+  const summary = { error: count('error'), warning: count('warning'), info: count('info'), suppressed: suppressed.length, problems: problems.length, notes: notes.length };
+  return `${JSON.stringify({ findings, containers, problems, skipped, suppressed, summary, notes }, null, 2)}\n`;
 }
 
 function objectJson(o: ObjectRef): ObjectRef {
@@ -113,6 +138,11 @@ export function groupByObject(result: Pick<CheckResult, 'findings' | 'containers
 /** `Deployment default/web`, or `Deployment web` without a namespace. */
 export function objectTitle(o: ObjectRef): string {
   return `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name || '(no name)'}`;
+}
+
+/** `deploy.yaml:5:5 warning Deployment default/web: metadata.annotations[probelet.dev/ignore]: unknown rule …`, for stderr beside the problems. */
+export function noteLine(n: InputNote): string {
+  return `${n.file}:${n.line}:${n.column}${n.template ? ` (${n.template})` : ''} ${n.severity} ${objectTitle(n.object)}: ${n.field}: ${n.message}`;
 }
 
 export function findingLine(f: Finding): string {
@@ -188,8 +218,23 @@ export const SARIF_SCHEMA = 'https://json.schemastore.org/sarif-2.1.0.json';
  * SARIF 2.1.0: one run, the rules with their help text in `tool.driver.rules`, one result
  * per finding with its physical location (file relative as given; stdin as `stdin`).
  */
-export function toSarif(result: Pick<CheckOutput, 'findings' | 'problems' | 'suppressed'>, rules: readonly RuleInfo[], version: string): string {
+export function toSarif(result: Pick<CheckOutput, 'findings' | 'problems' | 'suppressed' | 'notes'>, rules: readonly RuleInfo[], version: string): string {
   const index = new Map(rules.map((r, i) => [r.id, i]));
+  // Input notes: warnings at their place, under their own descriptor after the rules'.
+  const notes = (result.notes ?? []).map((n) => ({
+    ruleId: UNMATCHED_SUPPRESSION_ID,
+    ruleIndex: rules.length,
+    level: SARIF_LEVEL[n.severity],
+    message: { text: `${n.field}: ${n.message}` },
+    locations: [
+      {
+        physicalLocation: n.template
+          ? { artifactLocation: { uri: sarifUri(n.template) }, region: { startLine: 1 } }
+          : { artifactLocation: { uri: sarifUri(n.file) }, region: { startLine: n.line, startColumn: n.column } },
+        logicalLocations: [{ fullyQualifiedName: `${objectTitle(n.object)}#${n.field}`, kind: 'object' }],
+      },
+    ],
+  }));
   // An input problem is an error of the `invalid` rule at its place: a gate must not see a clean run.
   const problems = (result.problems ?? []).map((p) => ({
     ruleId: VALIDATION_RULE_ID,
@@ -215,17 +260,27 @@ export function toSarif(result: Pick<CheckOutput, 'findings' | 'problems' | 'sup
             name: 'probelet',
             version,
             informationUri: 'https://www.npmjs.com/package/probelet',
-            rules: rules.map((r) => ({
-              id: r.id,
-              shortDescription: { text: r.summary },
-              fullDescription: { text: r.summary },
-              help: { text: r.explain },
-              defaultConfiguration: { level: SARIF_LEVEL[r.severity] },
-              properties: { equivalents: [...(r.equivalents ?? [])] },
-            })),
+            rules: [
+              ...rules.map((r) => ({
+                id: r.id,
+                shortDescription: { text: r.summary },
+                fullDescription: { text: r.summary },
+                help: { text: r.explain },
+                defaultConfiguration: { level: SARIF_LEVEL[r.severity] },
+                properties: { equivalents: [...(r.equivalents ?? [])] },
+              })),
+              {
+                id: UNMATCHED_SUPPRESSION_ID,
+                shortDescription: { text: UNMATCHED_SUPPRESSION_SUMMARY },
+                fullDescription: { text: UNMATCHED_SUPPRESSION_SUMMARY },
+                help: { text: UNMATCHED_SUPPRESSION_HELP },
+                defaultConfiguration: { level: 'warning' },
+                properties: { equivalents: [] },
+              },
+            ],
           },
         },
-        results: [...problems, ...[...result.findings, ...(result.suppressed ?? [])].map((f) => ({
+        results: [...problems, ...notes, ...[...result.findings, ...(result.suppressed ?? [])].map((f) => ({
           ruleId: f.rule,
           ...(index.has(f.rule) ? { ruleIndex: index.get(f.rule) } : {}),
           level: SARIF_LEVEL[f.severity],

@@ -13,10 +13,13 @@ import { computeBudget } from './budgets.js';
 import { designates } from './figures.js';
 import { foldFindings } from './fold.js';
 import { fingerprint } from './baseline.js';
-import { findRule, rules as allRules } from './rules/index.js';
+import { ruleInfos, rules as allRules, VALIDATION_RULE_ID } from './rules/index.js';
 import { suppressionsOf } from './suppress.js';
 import { probesOf } from './rules/probes.js';
-import type { CheckOptions, ContainerBudget, ContainerContext, ContainerRole, Finding, ObjectRef, Rule, RuleFinding, Severity } from './types.js';
+import type { CheckOptions, ContainerBudget, ContainerContext, ContainerRole, Finding, InputNote, ObjectRef, Rule, RuleFinding, Severity } from './types.js';
+
+/** Every id a suppression may name (`invalid` is no rule a suppression can name: suppress.ts says so). */
+const RULE_IDS: readonly string[] = ruleInfos.map((r) => r.id).filter((id) => id !== VALIDATION_RULE_ID);
 
 export { IGNORE_ANNOTATION } from './suppress.js';
 
@@ -39,6 +42,8 @@ export interface CheckResult {
   problems: ManifestProblem[];
   /** Findings an annotation or the baseline accepted: counted and listed apart, never lost. */
   suppressed: Finding[];
+  /** Warnings about the input that change no exit code (a suppression that suppresses nothing). */
+  notes: InputNote[];
   /** How many objects were analysed (read, valid, their rules run). */
   checked: number;
 }
@@ -72,7 +77,7 @@ export function createChecker(options: CheckRunOptions): {
   /** Keys of `startupTimes` and `measuredP99` that no rule read: no container of the objects added, or (a p99) none with that probe. */
   unmatchedKeys(): UnmatchedKey[];
 } {
-  const result: CheckResult = { findings: [], containers: [], problems: [], suppressed: [], checked: 0 };
+  const result: CheckResult = { findings: [], containers: [], problems: [], suppressed: [], notes: [], checked: 0 };
   // A startup time names a container; a p99 a container's probe (the key's own `.KIND`).
   const keys: FigureKey[] = [
     ...[...options.startupTimes.keys()].map((key) => ({ figure: 'startupTime' as const, key })),
@@ -119,7 +124,7 @@ function checkObject(one: ManifestObject, rules: readonly Rule[], options: Check
   const { pod, object, templatePath } = entry;
   const place = placer(object, options.severities);
   // A workload's pod is podsOf's own copy of its template; a Pod is the loader's value itself.
-  const defaulted = object.kind === 'Pod' ? setPodDefaults(pod) : applyPodDefaults(pod);
+  const defaulted = object.kind === 'Pod' ? setPodDefaults(pod) : applyPodDefaults(pod, { template: true });
   // The apiserver ignores a template's name (the controller names the pods): validate under the workload's.
   if (templatePath.length > 0) defaulted.metadata = { ...defaulted.metadata, name: object.name };
   // One input rule for every command: an object the API server would refuse is an input
@@ -135,8 +140,12 @@ function checkObject(one: ManifestObject, rules: readonly Rule[], options: Check
     return;
   }
   result.checked++;
-  const suppressions = suppressionsOf(object, templatePath, (id) => findRule(id) !== undefined);
-  for (const { container, role, path } of containersOf(defaulted, templatePath)) {
+  const containers = containersOf(defaulted, templatePath);
+  const suppressions = suppressionsOf(object, templatePath, { rules: RULE_IDS, containers: containers.map((c) => c.container.name) });
+  for (const { path, field, message } of suppressions.unmatched) {
+    result.notes.push({ severity: 'warning', file: object.source, ...object.position(path), object: objectRef(object), field, message });
+  }
+  for (const { container, role, path } of containers) {
     const budget = computeBudget(object, defaulted, container, role);
     if (role !== 'init') result.containers.push(budget);
     const ctx: ContainerContext = { object, pod: defaulted, container, role, path, budget, options };
@@ -175,8 +184,12 @@ export function containersOf(pod: Pod, templatePath: FieldPath): { container: Co
   return out;
 }
 
+function objectRef(object: ManifestObject): ObjectRef {
+  return { apiVersion: object.apiVersion, kind: object.kind, namespace: object.namespace, name: object.name };
+}
+
 function placer(object: ManifestObject, severities?: ReadonlyMap<string, Severity>): (rule: string, severity: Severity, found: RuleFinding) => Finding {
-  const ref: ObjectRef = { apiVersion: object.apiVersion, kind: object.kind, namespace: object.namespace, name: object.name };
+  const ref = objectRef(object);
   return (rule, severity, found) => {
     const { line, column } = object.position(found.path);
     return { rule, severity: severities?.get(rule) ?? severity, file: object.source, line, column, object: ref, field: formatFieldPath(found.path), message: found.message };

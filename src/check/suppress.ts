@@ -5,7 +5,10 @@
  * users already write where those mean the same check (kube-linter, Checkov).
  */
 import type { FieldPath, ManifestObject } from '../api/documents.js';
+import { formatFieldPath } from '../api/shape.js';
+import { nearestName } from '../api/strict-fields.js';
 import { isRecord } from '../api/workloads.js';
+import { VALIDATION_RULE_ID } from './rules/validation.js';
 import type { Finding, Suppression } from './types.js';
 
 /** `probelet.dev/ignore: rule-a,rule-b[; reason]` on the object or its pod template; `.CONTAINER` for one container. */
@@ -55,15 +58,30 @@ interface Entry extends Covered {
 export interface Suppressions {
   /** The suppression covering `finding`, if any. */
   find(finding: Pick<Finding, 'rule' | 'container' | 'field'>): Suppression | undefined;
-  /** Rule ids named by probelet's annotations that are no rule (`unknown` is how they are reported). */
-  unknownRules: string[];
+  /** probelet's annotations that name a rule or a container that does not exist: they suppress nothing, and must not pass unseen. */
+  unmatched: UnmatchedSuppression[];
+}
+
+/** A `probelet.dev/ignore…` annotation naming no rule or no container of the pod. */
+export interface UnmatchedSuppression {
+  /** The annotation inside the object (`['metadata','annotations','probelet.dev/ignore']`). */
+  path: FieldPath;
+  /** The same as upstream's field paths print a map key: `metadata.annotations[probelet.dev/ignore]`. */
+  field: string;
+  message: string;
+}
+
+/** What the annotations are checked against: every rule id, and the names of the pod's containers. */
+export interface KnownNames {
+  rules: readonly string[];
+  containers: readonly string[];
 }
 
 /** Reads every suppression annotation of `object` (its metadata and its pod template's). */
-export function suppressionsOf(object: ManifestObject, templatePath: FieldPath, isRule: (id: string) => boolean): Suppressions {
+export function suppressionsOf(object: ManifestObject, templatePath: FieldPath, known: KnownNames): Suppressions {
   const entries: Entry[] = [];
-  const unknownRules: string[] = [];
-  const read = (meta: unknown): void => {
+  const unmatched: UnmatchedSuppression[] = [];
+  const read = (meta: unknown, metaPath: FieldPath): void => {
     if (!isRecord(meta) || !isRecord(meta['annotations'])) return;
     for (const [key, value] of Object.entries(meta['annotations'])) {
       if (typeof value !== 'string') continue;
@@ -72,8 +90,16 @@ export function suppressionsOf(object: ManifestObject, templatePath: FieldPath, 
         const semicolon = value.indexOf(';');
         const ids = (semicolon < 0 ? value : value.slice(0, semicolon)).split(',').map((id) => id.trim()).filter((id) => id !== '');
         const justification = semicolon < 0 ? undefined : value.slice(semicolon + 1).trim() || undefined;
+        const at = { path: [...metaPath, 'annotations', key], field: `${formatFieldPath([...metaPath, 'annotations'])}[${key}]` };
+        if (container !== undefined && !known.containers.includes(container)) {
+          unmatched.push({ ...at, message: `no container ${JSON.stringify(container)} in this pod${didYouMean(container, known.containers)}: it suppresses nothing (the pod's containers: ${known.containers.join(', ')})` });
+        }
         for (const rule of ids) {
-          if (!isRule(rule)) unknownRules.push(rule);
+          if (rule === VALIDATION_RULE_ID) {
+            unmatched.push({ ...at, message: `${JSON.stringify(rule)} cannot be suppressed (an object the API server refuses is an input problem): it suppresses nothing` });
+          } else if (!known.rules.includes(rule)) {
+            unmatched.push({ ...at, message: `unknown rule ${JSON.stringify(rule)}${didYouMean(rule, known.rules)}: it suppresses nothing (probelet check --rules lists the rules)` });
+          }
           entries.push({ rule, ...(container !== undefined ? { container } : {}), suppression: { kind: 'inSource', by: key, ...(justification ? { justification } : {}) } });
         }
       } else if (key.startsWith(KUBE_LINTER_PREFIX)) {
@@ -89,16 +115,16 @@ export function suppressionsOf(object: ManifestObject, templatePath: FieldPath, 
       entries.push({ ...covered, suppression: { kind: 'inSource', by, ...(justification ? { justification } : {}) } });
     }
   };
-  read(object.value['metadata']);
+  read(object.value['metadata'], ['metadata']);
   if (templatePath.length > 0) {
     let template: unknown = object.value;
     for (const key of templatePath) template = isRecord(template) ? template[key] : undefined;
-    if (isRecord(template)) read(template['metadata']);
+    if (isRecord(template)) read(template['metadata'], [...templatePath, 'metadata']);
   }
   const match = (rule: string, finding: Pick<Finding, 'container' | 'field'>): Entry | undefined =>
     entries.find((e) => e.rule === rule && (e.container === undefined || e.container === finding.container) && (e.probe === undefined || finding.field.includes(`.${e.probe}`)));
   return {
-    unknownRules,
+    unmatched,
     find: (finding) => {
       const direct = match(finding.rule, finding);
       if (direct) return direct.suppression;
@@ -108,4 +134,10 @@ export function suppressionsOf(object: ManifestObject, templatePath: FieldPath, 
       return each.every((e) => e !== undefined) ? each[0]?.suppression : undefined;
     },
   };
+}
+
+/** ` (did you mean "readiness-probe-missing"?)`, or nothing when no known name is near. */
+function didYouMean(name: string, known: readonly string[]): string {
+  const near = nearestName(name, known);
+  return near === undefined ? '' : ` (did you mean ${JSON.stringify(near)}?)`;
 }

@@ -30,6 +30,24 @@ export interface Finding {
   template?: string;
 }
 
+/**
+ * Something in the input that is neither a finding nor a problem: it changes no exit code,
+ * but must not pass unseen — a `probelet.dev/ignore` annotation naming no rule or no
+ * container, which suppresses nothing (the finding it meant stands and counts).
+ */
+export interface InputNote {
+  severity: 'warning';
+  file: string;
+  line: number;
+  column: number;
+  object: ObjectRef;
+  /** Where in the object (`metadata.annotations[probelet.dev/ignore]`). */
+  field: string;
+  message: string;
+  /** For rendered input: the chart template the object came from. */
+  template?: string;
+}
+
 /** A finding looked at and accepted: written to SARIF as its `suppressions` entry. */
 export interface Suppression {
   /** SARIF's kinds: `inSource` (an annotation in the manifest), `external` (the baseline file). */

@@ -14,6 +14,7 @@ import { MAX_PROBE_OUTPUT_BYTES } from './constants.js';
 import { fromByteString, goRequestURI, goURLHostname, goURLPort, hasControlByte, HTTP_TOKEN, toByteString, type GoURL } from './http-url.js';
 import { describeConnError, describeDialError, dialTimeoutText, fdExhaustion, goQuote, joinHostPort, lookupTimeoutText, type SocketEnd } from './net-errors.js';
 import { probeLookup, type ProbeLookup } from './resolve.js';
+import { FirstRecordTap, goFirstRecordError } from './tls-first-record.js';
 import type { ProbeClose } from './types.js';
 
 /** One request of a redirect chain (Go's `http.Request` as far as probes use it). */
@@ -57,6 +58,8 @@ export interface Connection {
   readonly lastError: Error | undefined;
   readonly local: SocketEnd;
   readonly remote: SocketEnd;
+  /** For HTTPS, Go's error for the server's first bytes when they are no TLS record; else undefined. */
+  readonly firstRecordError: string | undefined;
   /**
    * Closes the connection: with a FIN by default; with `'reset'`, without leaving TIME_WAIT
    * behind (a connection the server already closed is simply destroyed, as we close second;
@@ -129,7 +132,14 @@ class ProbeConnection implements Connection {
     readonly socket: net.Socket,
     private readonly raw: ProbeSocket,
     private readonly reset: boolean,
+    /** For HTTPS: the stream TLS runs over, which keeps the server's first bytes. */
+    private readonly tap?: FirstRecordTap,
   ) {}
+
+  /** Go's error for the server's first bytes when they are no TLS record (see tls-first-record.ts). */
+  get firstRecordError(): string | undefined {
+    return this.tap ? goFirstRecordError(this.tap.header) : undefined;
+  }
 
   get connected(): boolean {
     return this.raw.probeConnected;
@@ -170,11 +180,14 @@ function openConnection(secure: boolean, hostname: string, port: number, close: 
   raw.probeResolved = net.isIP(hostname) !== 0;
   raw.once('lookup', () => (raw.probeResolved = true));
   raw.connect({ host: hostname, port, lookup });
-  const socket = secure
-    ? tls.connect({ socket: raw, servername: sniName(hostname), rejectUnauthorized: false })
+  // TLS over a pass-through stream rather than the socket's handle, so that the server's
+  // first bytes can be read when they are no TLS (tls-first-record.ts).
+  const tap = secure ? new FirstRecordTap(raw) : undefined;
+  const socket = tap
+    ? tls.connect({ socket: tap, servername: sniName(hostname), rejectUnauthorized: false })
     : raw;
   const lazyEnds = !secure && net.isIPv4(hostname);
-  const conn = new ProbeConnection(socket, raw, close === 'reset');
+  const conn = new ProbeConnection(socket, raw, close === 'reset', tap);
   const recordError = (err: Error): void => {
     conn.lastError = err;
   };
@@ -413,7 +426,7 @@ function describeSendError(err: Error, conn: Connection, hostname: string, port:
     if (code === 'HPE_INVALID_STATUS') return `${CONNECTION_BROKEN}: malformed HTTP status code`;
     return `${CONNECTION_BROKEN}: malformed HTTP response`;
   }
-  const tlsText = describeTlsError(err.message);
+  const tlsText = conn.firstRecordError ?? describeTlsError(err.message);
   if (tlsText) return tlsText;
   return describeConnError(conn.lastError ?? err, conn.local, conn.remote) ?? err.message;
 }
@@ -493,9 +506,8 @@ function statusLineProblem(line: string): string | undefined {
   return undefined;
 }
 
-/** OpenSSL's wording of the common handshake failures, as Go's crypto/tls words them. */
+/** OpenSSL's wording of the common handshake failures, as Go's crypto/tls words them (a non-TLS answer: `firstRecordError`). */
 function describeTlsError(message: string): string | undefined {
-  if (message.includes('wrong version number')) return 'http: server gave HTTP response to HTTPS client';
   const alert = /(?:sslv3|tlsv1[0-9]*) alert ([a-z ]+?)(?::|$)/.exec(message);
   return alert ? `remote error: tls: ${alert[1]}` : undefined;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { setPodDefaults } from '../../src/api/defaults.js';
+import { applyPodDefaults, setPodDefaults } from '../../src/api/defaults.js';
 import type { Container, Pod, Probe } from '../../src/api/types.js';
 import { validatePod, validateProbe } from '../../src/api/validation.js';
 
@@ -423,6 +423,48 @@ describe('validatePod: rules that depend on the kind (ValidatePodCreate, workloa
     };
     expect(errors(pod(noImage))).toEqual(['spec.containers[0].image: Required value', 'spec.initContainers[0].image: Required value']);
     expect(template('Deployment', noImage)).toEqual(['spec.containers[0].image: Required value', 'spec.initContainers[0].image: Required value']);
+  });
+
+  describe('hostNetwork: a container port is the host port (validatePodHostNetworkDeps)', () => {
+    /** A hostNetwork pod whose container has these ports and whose init container has a port with another hostPort. */
+    const onHostNetwork = (ports: Container['ports'], template: boolean): Pod => {
+      const p: Pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'p' },
+        spec: {
+          hostNetwork: true,
+          containers: [{ name: 'c', image: 'img', ports }],
+          initContainers: [{ name: 'i', image: 'img', ports: [{ containerPort: 9000, hostPort: 9001 }] }],
+        },
+      };
+      return applyPodDefaults(p, { template });
+    };
+    const mismatch = 'spec.containers[0].ports[1].hostPort: Invalid value: 8081: must match `containerPort` when `hostNetwork` is true';
+
+    it('a Pod: an unset hostPort is defaulted to the containerPort; another value is refused (regular containers only)', () => {
+      const p = onHostNetwork([{ containerPort: 8080 }, { containerPort: 9090, hostPort: 8081 }], false);
+      expect(p.spec!.containers[0]!.ports![0]!.hostPort).toBe(8080);
+      expect(validatePod(p).map(String)).toEqual([mismatch]);
+    });
+
+    it('a template (Deployment, PodTemplate): an unset hostPort is allowed (its pods are defaulted), another value is refused', () => {
+      const t = onHostNetwork([{ containerPort: 8080 }, { containerPort: 9090, hostPort: 8081 }], true);
+      expect(t.spec!.containers[0]!.ports![0]!.hostPort).toBeUndefined();
+      expect(validatePod(t, { kind: 'Deployment' }).map(String)).toEqual([mismatch]);
+      expect(validatePod(t, { kind: 'PodTemplate' }).map(String)).toEqual([mismatch]);
+      expect(validatePod(onHostNetwork([{ containerPort: 8080 }], true), { kind: 'Deployment' }).map(String)).toEqual([]);
+      // Validated as a Pod, the same undefaulted unset hostPort (0) is refused: only templates may leave it.
+      expect(validatePod(onHostNetwork([{ containerPort: 8080 }], true)).map(String)).toEqual([
+        'spec.containers[0].ports[0].hostPort: Invalid value: 0: must match `containerPort` when `hostNetwork` is true',
+      ]);
+    });
+
+    it('without hostNetwork, hostPort and containerPort may differ', () => {
+      const p = onHostNetwork([{ containerPort: 9090, hostPort: 8081 }], false);
+      p.spec!.hostNetwork = false;
+      expect(validatePod(p).map(String)).toEqual([]);
+    });
   });
 
   it("only a Pod's image may not have surrounding whitespace (validateContainerOnlyForPod)", () => {

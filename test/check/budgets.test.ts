@@ -38,6 +38,12 @@ describe('computeBudget', () => {
     // A start-up is still timed: a TCP probe is refused until the app listens.
     expect(b.startupBudgetSeconds).toBe(30);
     expect(formatBudgetTable([b])).toMatch(/app\s+liveness,readiness\s+30s\s+0s\s+never\s+never/);
+    // The "never" says when it stops being true, with the number measured in test/probe/tcp-accept-queue.test.ts.
+    expect(formatBudgetTable([b])).toContain(
+      "app: the liveness probe never sees a hang: it is a tcpSocket probe, which a hung app still passes (the kernel completes the connection) until the app's accept queue is full: " +
+        'after listen backlog + 1 connections it never accepted (measured on Linux: 5 with a backlog of 4) probes time out — ' +
+        'from the probes alone (backlog + 1) × 10s after the hang (1h25m20s with a backlog of 511), sooner while other clients connect',
+    );
   });
 
   it('names the file, object and container, and lists the probes in the order liveness, readiness, startup', () => {

@@ -282,7 +282,7 @@ describe('probelet check: machine-readable outputs', () => {
     const run = await runCli(['check', '-o', 'json', PORT_ERROR, GOOD]);
     expect(run.code).toBe(1);
     const out = JSON.parse(run.stdout) as { findings: Record<string, unknown>[]; containers: Record<string, unknown>[] };
-    expect(Object.keys(out)).toEqual(['findings', 'containers', 'problems', 'skipped', 'suppressed', 'summary']);
+    expect(Object.keys(out)).toEqual(['findings', 'containers', 'problems', 'skipped', 'suppressed', 'summary', 'notes']);
     const finding = out.findings.find((f) => f['rule'] === 'probe-port-unresolved');
     expect(finding).toEqual({
       rule: 'probe-port-unresolved',
@@ -300,7 +300,7 @@ describe('probelet check: machine-readable outputs', () => {
     for (const f of out.findings) {
       expect(Object.keys(f)).toEqual(['rule', 'severity', 'file', 'line', 'column', 'object', 'container', 'field', 'message', 'fingerprint', 'template']);
     }
-    expect((out as unknown as { summary: unknown }).summary).toEqual({ error: 1, warning: expect.any(Number), info: expect.any(Number), suppressed: 0, problems: 0 });
+    expect((out as unknown as { summary: unknown }).summary).toEqual({ error: 1, warning: expect.any(Number), info: expect.any(Number), suppressed: 0, problems: 0, notes: 0 });
     expect(out.containers.map((c) => [c['file'], c['container']])).toEqual([
       [PORT_ERROR, 'api'],
       [GOOD, 'web'],

@@ -1,12 +1,19 @@
 /**
  * The pre-commit hook (.pre-commit-hooks.yaml) through the real `pre-commit` (PyPI, installed
- * by .ci/run) on a temporary git repository with a bad manifest: `pre-commit run --all-files`
- * fails, then passes after the fix. The repository's config is `repo: local` with the hook as
- * published (id, files, exclude, require_serial and the entry's arguments read from
- * .pre-commit-hooks.yaml) but `language: system` running this checkout's built bin: the
- * published `language: node` would have pre-commit npm-install and build the package, which
- * this repository's own CI already does. `npm run build` first. Without pre-commit the test says
- * so in its name; under CI (PROBELET_REQUIRE_PRECOMMIT=1) it fails instead.
+ * by .ci/run) on temporary git repositories with a bad manifest: `pre-commit run --all-files`
+ * fails, then passes after the fix. Twice:
+ *
+ * - as users configure it, `repo:` this repository (a bare clone of this checkout, `rev:` its
+ *   HEAD commit — so what is tested is what is committed): pre-commit installs the published
+ *   `language: node` hook with `npm install -g git+file://…`, which builds dist/ through the
+ *   package's `prepare` script (scripts/prepare.mjs) — the one build of the test, slow (npm
+ *   installs the dependencies from its cache, tsc, the native addon); the hook's environment
+ *   is kept in the test's PRE_COMMIT_HOME, so the second run reuses it;
+ * - as `repo: local` (`language: system`) running this checkout's built bin, the hook's
+ *   other settings read from .pre-commit-hooks.yaml: `npm run build` first.
+ *
+ * Without pre-commit the tests say so in their name; under CI (PROBELET_REQUIRE_PRECOMMIT=1)
+ * they fail instead.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,40 +52,72 @@ function localConfig(): string {
 const dir = mkdtempSync(join(tmpdir(), 'probelet-pre-commit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function git(...args: string[]): void {
-  const run = spawnSync('git', args, { cwd: join(dir, 'repo'), encoding: 'utf8' });
+function gitOutput(cwd: string, ...args: string[]): string {
+  const run = spawnSync('git', args, { cwd, encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`git ${args.join(' ')}: ${run.stderr}`);
+  return run.stdout.trim();
 }
 
-/** `pre-commit run --all-files` in the repository, with its cache in the temporary folder. */
-function preCommit(): { status: number | null; output: string } {
-  const env = { ...process.env, PRE_COMMIT_HOME: join(dir, 'cache'), PRE_COMMIT_COLOR: 'never', SKIP: '' };
-  const run = spawnSync(PRE_COMMIT, ['run', '--all-files'], { cwd: join(dir, 'repo'), env, encoding: 'utf8', timeout: 120_000 });
-  return { status: run.status, output: `${run.stdout}${run.stderr}` };
+function git(cwd: string, ...args: string[]): void {
+  gitOutput(cwd, ...args);
 }
+
+/**
+ * `pre-commit run --all-files` in the repository, with its cache (the hooks' environments) in
+ * the temporary folder; npm prefers its own cache for the hook's dependencies.
+ */
+function preCommit(repo: string, timeoutMs: number): { status: number | null; output: string } {
+  const env = { ...process.env, PRE_COMMIT_HOME: join(dir, 'cache'), PRE_COMMIT_COLOR: 'never', SKIP: '', npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' };
+  const run = spawnSync(PRE_COMMIT, ['run', '--all-files'], { cwd: repo, env, encoding: 'utf8', timeout: timeoutMs });
+  return { status: run.status, output: `${run.stdout}${run.stderr}${run.error ? String(run.error) : ''}` };
+}
+
+/** A git repository holding `config` as .pre-commit-config.yaml, a bad manifest, and two files that are no manifest. */
+function badRepository(name: string, config: string): string {
+  const repo = join(dir, name);
+  git(dir, 'init', '-q', repo);
+  git(repo, 'config', 'user.email', 'test@example.invalid');
+  git(repo, 'config', 'user.name', 'test');
+  writeFileSync(join(repo, '.pre-commit-config.yaml'), config);
+  writeFileSync(join(repo, 'deploy.yaml'), deployment(`readinessProbe:\n  httpGet: { path: /ready, port: metrics }`));
+  // Neither is a Kubernetes object: one is skipped by the hook's exclude, one by --skip-non-manifests.
+  writeFileSync(join(repo, 'values.yaml'), 'replicaCount: 1\n');
+  writeFileSync(join(repo, 'settings.yml'), 'color: blue\n');
+  git(repo, 'add', '-A');
+  return repo;
+}
+
+/** The bad run fails naming the finding; after the fix the run passes. */
+function failsThenPasses(repo: string, firstTimeoutMs: number): void {
+  const bad = preCommit(repo, firstTimeoutMs);
+  expect(bad.output).toMatch(/probelet check\.+Failed/);
+  expect(bad.output).toContain('error probe-port-unresolved readinessProbe.httpGet.port "metrics"');
+  expect(bad.status).toBe(1);
+
+  writeFileSync(join(repo, 'deploy.yaml'), deployment(`readinessProbe:\n  httpGet: { path: /ready, port: http }`));
+  git(repo, 'add', '-A');
+  const good = preCommit(repo, 120_000);
+  expect(good.output).toMatch(/probelet check\.+Passed/);
+  expect(good.status).toBe(0);
+}
+
+/** Installing the hook from git builds the package once: minutes on a loaded 2-core machine. */
+const INSTALL_TIMEOUT_MS = 900_000;
 
 describe.skipIf(!INSTALLED)(`pre-commit hook probelet-check${INSTALLED ? '' : ' (skipped: pre-commit is not installed here; CI installs it)'}`, () => {
-  it('fails on a bad manifest, passes after the fix; non-manifests and chart files pass', () => {
-    const repo = join(dir, 'repo');
-    spawnSync('git', ['init', '-q', repo]);
-    git('config', 'user.email', 'test@example.invalid');
-    git('config', 'user.name', 'test');
-    writeFileSync(join(repo, '.pre-commit-config.yaml'), localConfig());
-    writeFileSync(join(repo, 'deploy.yaml'), deployment(`readinessProbe:\n  httpGet: { path: /ready, port: metrics }`));
-    // Neither is a Kubernetes object: one is skipped by the hook's exclude, one by --skip-non-manifests.
-    writeFileSync(join(repo, 'values.yaml'), 'replicaCount: 1\n');
-    writeFileSync(join(repo, 'settings.yml'), 'color: blue\n');
-    git('add', '-A');
+  it(
+    'as published, from `repo:` this repository at a commit (npm installs it from git and builds it): fails on a bad manifest, passes after the fix',
+    () => {
+      const rev = gitOutput(REPO_ROOT, 'rev-parse', 'HEAD');
+      const upstream = join(dir, 'probelet.git');
+      git(dir, 'clone', '-q', '--bare', REPO_ROOT, upstream);
+      const repo = badRepository('remote', yaml.dump({ repos: [{ repo: upstream, rev, hooks: [{ id: 'probelet-check' }] }] }));
+      failsThenPasses(repo, INSTALL_TIMEOUT_MS);
+    },
+    INSTALL_TIMEOUT_MS + 180_000,
+  );
 
-    const bad = preCommit();
-    expect(bad.output).toMatch(/probelet check\.+Failed/);
-    expect(bad.output).toContain('error probe-port-unresolved readinessProbe.httpGet.port "metrics"');
-    expect(bad.status).toBe(1);
-
-    writeFileSync(join(repo, 'deploy.yaml'), deployment(`readinessProbe:\n  httpGet: { path: /ready, port: http }`));
-    git('add', '-A');
-    const good = preCommit();
-    expect(good.output).toMatch(/probelet check\.+Passed/);
-    expect(good.status).toBe(0);
+  it('as `repo: local` on the built bin: fails on a bad manifest, passes after the fix; non-manifests and chart files pass', () => {
+    failsThenPasses(badRepository('local', localConfig()), 120_000);
   });
 });

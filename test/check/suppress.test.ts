@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../cli/helpers.js';
-import { check, deployment } from './helpers.js';
+import { check, deployment, GOOD_PROBES } from './helpers.js';
 
 const annotated = (annotations: string, body = `livenessProbe:\n  httpGet: { path: /healthz, port: http }`): string =>
   deployment(body).replace('name: app\nspec:', `name: app\n  annotations:\n${annotations}\nspec:`);
@@ -51,6 +51,71 @@ describe('suppressions in the manifest', () => {
     const result = check(annotated('    probelet.dev/ignore: liveness-delay-as-startup', delayed));
     expect(result.suppressed.map((f) => f.rule)).toEqual(['liveness-delay-as-startup']);
     expect(result.findings.map((f) => f.rule)).toContain('startup-probe-missing');
+  });
+});
+
+describe('a suppression that suppresses nothing is reported, never ignored', () => {
+  const typo = '    probelet.dev/ignore: "readines-probe-missing; a queue worker"';
+
+  it('an unknown rule id: a warning note naming the annotation and the nearest rule id; the finding it meant stands', () => {
+    const result = check(annotated(typo));
+    expect(result.notes).toEqual([
+      {
+        severity: 'warning',
+        file: 'test.yaml',
+        line: 6,
+        column: 5,
+        object: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: '', name: 'app' },
+        field: 'metadata.annotations[probelet.dev/ignore]',
+        message: 'unknown rule "readines-probe-missing" (did you mean "readiness-probe-missing"?): it suppresses nothing (probelet check --rules lists the rules)',
+      },
+    ]);
+    expect(result.findings.map((f) => f.rule)).toContain('readiness-probe-missing');
+    expect(result.suppressed).toEqual([]);
+  });
+
+  it("on the pod template's metadata, .CONTAINER naming no container, and the input rule `invalid`", () => {
+    const onTemplate = deployment(`livenessProbe:\n  httpGet: { path: /healthz, port: http }`).replace(
+      'labels: { app: app }',
+      'labels: { app: app }\n      annotations:\n        probelet.dev/ignore.ap: readiness-probe-missing\n        probelet.dev/ignore: "invalid, probe-port-unresolved"',
+    );
+    expect(check(onTemplate).notes.map((n) => [n.line, n.field, n.message])).toEqual([
+      [10, 'spec.template.metadata.annotations[probelet.dev/ignore.ap]', 'no container "ap" in this pod (did you mean "app"?): it suppresses nothing (the pod\'s containers: app)'],
+      [11, 'spec.template.metadata.annotations[probelet.dev/ignore]', '"invalid" cannot be suppressed (an object the API server refuses is an input problem): it suppresses nothing'],
+    ]);
+  });
+
+  it('known rules and containers give no note', () => {
+    expect(check(annotated('    probelet.dev/ignore.app: "readiness-probe-missing; a queue worker"')).notes).toEqual([]);
+  });
+
+  describe('on the command line: text (stderr), JSON and SARIF; the exit code is the findings\'', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'probelet-suppress-typo-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'deploy.yaml');
+    writeFileSync(file, annotated(typo, GOOD_PROBES));
+
+    it('text: a warning line on stderr with file:line:col, the object and the annotation', async () => {
+      const run = await runCli(['check', file]);
+      expect(run.stderr).toContain(`${file}:6:5 warning Deployment app: metadata.annotations[probelet.dev/ignore]: unknown rule "readines-probe-missing" (did you mean "readiness-probe-missing"?)`);
+      expect(run.code).toBe(0);
+    });
+
+    it('JSON: under notes, counted in the summary; SARIF: a warning result with its own rule descriptor', async () => {
+      const json = JSON.parse((await runCli(['check', file, '-o', 'json'])).stdout) as { notes: { field: string; message: string; line: number }[]; summary: { notes: number } };
+      expect(json.notes.map((n) => [n.line, n.field])).toEqual([[6, 'metadata.annotations[probelet.dev/ignore]']]);
+      expect(json.notes[0]?.message).toContain('did you mean "readiness-probe-missing"?');
+      expect(json.summary.notes).toBe(1);
+      const sarif = JSON.parse((await runCli(['check', file, '-o', 'sarif'])).stdout) as {
+        runs: { tool: { driver: { rules: { id: string }[] } }; results: { ruleId: string; ruleIndex: number; level: string; message: { text: string }; locations: { physicalLocation: { region: { startLine: number } } }[] }[] }[];
+      };
+      const run = sarif.runs[0];
+      const note = run?.results.find((r) => r.ruleId === 'suppression-unmatched');
+      expect(note?.level).toBe('warning');
+      expect(note?.message.text).toMatch(/^metadata\.annotations\[probelet\.dev\/ignore\]: unknown rule "readines-probe-missing" \(did you mean "readiness-probe-missing"\?\)/);
+      expect(note?.locations[0]?.physicalLocation.region.startLine).toBe(6);
+      expect(run?.tool.driver.rules[note?.ruleIndex ?? -1]?.id).toBe('suppression-unmatched');
+    });
   });
 });
 

@@ -1,7 +1,9 @@
 /**
- * A local TCP address where a dial hangs instead of failing: a listener in a child process
- * whose event loop is blocked (it never accepts) and whose accept queue has been filled, so
- * the kernel drops further SYNs. Only 127.0.0.1 is used: tests may not contact other hosts.
+ * A hung app on 127.0.0.1: a listener in a child process whose event loop is blocked, so it
+ * never accepts — the kernel still completes connections into its accept queue until that
+ * is full, then drops further SYNs. `startStalledListener` fills the queue first: a local
+ * address where a dial hangs instead of failing. Only 127.0.0.1 is used: tests may not
+ * contact other hosts.
  */
 import { spawn } from 'node:child_process';
 import net from 'node:net';
@@ -12,11 +14,10 @@ export interface StalledListener {
   close(): Promise<void>;
 }
 
-// Node turns a backlog of 0 into 511, so 1 is the smallest queue we can ask for.
-const CHILD_SCRIPT = `
+const childScript = (backlog: number): string => `
 const net = require('node:net');
 const server = net.createServer();
-server.listen({ host: '127.0.0.1', port: 0, backlog: 1 }, () => {
+server.listen({ host: '127.0.0.1', port: 0, backlog: ${backlog} }, () => {
   process.stdout.write(server.address().port + '\\n', () => {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 120000);
   });
@@ -38,27 +39,38 @@ function connectsWithin(socket: net.Socket, ms: number): Promise<boolean> {
   });
 }
 
-export async function startStalledListener(): Promise<StalledListener> {
-  const child = spawn(process.execPath, ['-e', CHILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * A listener with this listen backlog (at least 1: Node turns 0 into 511) in a process that
+ * never accepts: a hung app. Its queue is empty until someone connects.
+ */
+export async function startHungApp(backlog: number): Promise<StalledListener> {
+  const child = spawn(process.execPath, ['-e', childScript(backlog)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
-  const port = Number.parseInt(chunk.toString('utf8'), 10);
-
-  const fillers: net.Socket[] = [];
-  for (let i = 0; i < 16; i++) {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    fillers.push(socket);
-    if (!(await connectsWithin(socket, 300))) break;
-  }
-
   return {
-    port,
+    port: Number.parseInt(chunk.toString('utf8'), 10),
     async close(): Promise<void> {
-      for (const socket of fillers) socket.destroy();
       if (child.exitCode === null && child.signalCode === null) {
         const exited = once(child, 'exit');
         child.kill('SIGKILL');
         await exited;
       }
+    },
+  };
+}
+
+export async function startStalledListener(): Promise<StalledListener> {
+  const app = await startHungApp(1);
+  const fillers: net.Socket[] = [];
+  for (let i = 0; i < 16; i++) {
+    const socket = net.connect({ host: '127.0.0.1', port: app.port });
+    fillers.push(socket);
+    if (!(await connectsWithin(socket, 300))) break;
+  }
+  return {
+    port: app.port,
+    async close(): Promise<void> {
+      for (const socket of fillers) socket.destroy();
+      await app.close();
     },
   };
 }

@@ -107,6 +107,26 @@ describe('HTTPS', () => {
     expect(outcome.output).toBe(`Get "https://127.0.0.1:${port}/": http: server gave HTTP response to HTTPS client`);
   });
 
+  // Go's words depend on the first five bytes the server sends (crypto/tls readRecordOrCCS,
+  // net/http send); OpenSSL says "wrong version number" or "packet length too long" for all.
+  it.each([
+    ['a banner, sent first (SSH)', 'SSH-2.0-OpenSSH_9.2\r\n', true, 'tls: first record does not look like a TLS handshake'],
+    ['plain text, answered after the ClientHello', '220 mail.example ESMTP ready\r\n', false, 'tls: first record does not look like a TLS handshake'],
+    ['an HTTP response written by hand', 'HTTP/1.0 400 Bad Request\r\n\r\n', false, 'http: server gave HTTP response to HTTPS client'],
+    ['a handshake record header with an oversized length', '\x16\x03\x01\xff\xff', false, 'tls: oversized record received with length 65535'],
+    ['an SSLv2 record', '\x80\x2e\x01\x03\x01', false, 'tls: unsupported SSLv2 handshake received'],
+  ])('a server that answers an https probe with %s → failure in Go\'s words', async (_what, answer, first, words) => {
+    const { port } = await startTcp((socket) => {
+      socket.on('error', () => undefined);
+      if (first) socket.end(Buffer.from(answer, 'latin1'));
+      else socket.once('data', () => socket.end(Buffer.from(answer, 'latin1')));
+    });
+    expect(await probeHttp(req(`https://127.0.0.1:${port}/healthz`), 2000)).toEqual({
+      result: 'failure',
+      output: `Get "https://127.0.0.1:${port}/healthz": ${words}`,
+    });
+  });
+
   it('a server demanding a client certificate → failure with the TLS alert (no client cert is sent)', async () => {
     const { base } = await startHttps((_rq, rs) => rs.end('no'), { requestCert: true, rejectUnauthorized: true });
     expect(await probeHttp(req(`${base}/`), 2000)).toEqual({

@@ -9,7 +9,7 @@ import { Command, Option } from 'commander';
 import { formatProblem, loadManifests, notManifestsNote, parseManifestDocuments, skippedNote, type LoadOptions, type ManifestLoad } from '../../api/documents.js';
 import { foldedInto } from '../../check/fold.js';
 import { baselineText, parseBaseline } from '../../check/baseline.js';
-import { toJson, toSarif, toText, type CheckOutput, type SkippedFile } from '../../check/output.js';
+import { noteLine, toJson, toSarif, toText, type CheckOutput, type SkippedFile } from '../../check/output.js';
 import { findRule, ruleInfos, VALIDATION_RULE_ID } from '../../check/rules/index.js';
 import { createChecker, type CheckResult } from '../../check/run.js';
 import type { Finding, Severity } from '../../check/types.js';
@@ -202,6 +202,7 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
   }
   const result = withTemplates(checker.finish(loaded.problems), rendered);
   for (const problem of result.problems) io.stderr(`${formatProblem(problem)}\n`);
+  for (const note of result.notes) io.stderr(`${noteLine(note)}\n`);
   // After the problems: with some of the input unread, a key may be for what could not be read.
   const where = result.problems.length > 0 ? 'in the input that could be read' : 'in the input';
   for (const { figure, key, missing } of checker.unmatchedKeys()) {
@@ -282,6 +283,10 @@ function withTemplates(result: CheckResult, rendered: Rendered | undefined): Che
     ...result,
     findings: result.findings.map(mark),
     suppressed: result.suppressed.map(mark),
+    notes: result.notes.map((n) => {
+      const template = n.file === rendered.source ? rendered.templateAt(n.line) : undefined;
+      return template === undefined ? n : { ...n, template };
+    }),
     problems: result.problems.map((p) => {
       const template = p.source === rendered.source && p.line !== undefined ? rendered.templateAt(p.line) : undefined;
       return template === undefined ? p : { ...p, message: `${p.message} (from ${template})` };
