@@ -417,6 +417,7 @@ export function deferredView(): DeferredView {
     listEvents: (filter) => target?.listEvents(filter) ?? [],
     probeMetrics: () => target?.probeMetrics() ?? Promise.resolve(''),
     listProbes: (query) => target?.listProbes?.(query) ?? [],
+    eachProbeHistory: (query) => target?.eachProbeHistory?.(query) ?? target?.listProbes?.(query) ?? [],
     watch: (listener) => {
       if (target?.watch) return target.watch(listener);
       early.set(listener, () => undefined);
