@@ -10,6 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
+import type { Pod } from '../../src/api/types.js';
+import { podLineReader } from '../../src/cli/run/json-lines.js';
 import { aliveWithMarker, eventually, killMarked, markerEnv } from '../helpers/processes.js';
 import { BIN, REPO_ROOT } from './helpers.js';
 
@@ -118,7 +120,7 @@ export function testPod(s: Scratch, name: string, command: string[], containerEx
   };
 }
 
-/** One line of `probelet run -o json`, as far as the tests read it. */
+/** One line of `probelet run -o json`, as far as the tests read it (`pod` as on `pod` lines; `runPods` reads `containerStatus` lines too). */
 export interface RunLine {
   type: string;
   runDir?: string;
@@ -132,4 +134,10 @@ export function runLines(stdout: string): RunLine[] {
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as RunLine);
+}
+
+/** The pod at every change, rebuilt from the `pod` and `containerStatus` lines of `probelet run -o json`. */
+export function runPods(stdout: string): Pod[] {
+  const read = podLineReader();
+  return runLines(stdout).flatMap((line) => read(line) ?? []);
 }

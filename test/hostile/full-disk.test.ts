@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { exitCode, nothingLeft, scratch, startRun, testPod, type Scratch, runLines } from '../cli/run-child.js';
+import { exitCode, nothingLeft, runPods, scratch, startRun, testPod, type Scratch, runLines } from '../cli/run-child.js';
 
 const root = process.getuid?.() === 0;
 
@@ -40,7 +40,7 @@ describe.skipIf(!root)(`a full disk under --log-dir${root ? '' : ' (skipped: mou
     run.child.kill('SIGTERM');
     expect(await exitCode(run)).toBe(1);
     // It ran until stopped: never restarted, never exited on its own.
-    const restarts = runLines(run.stdout()).flatMap((l) => l.pod?.status?.containerStatuses?.map((c) => c.restartCount) ?? []);
+    const restarts = runPods(run.stdout()).flatMap((p) => p.status?.containerStatuses?.map((c) => c.restartCount) ?? []);
     expect(Math.max(...restarts)).toBe(0);
     expect(await nothingLeft(s.marker)).toBe(true);
   }, 30_000);
