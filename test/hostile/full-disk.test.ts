@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { exitCode, nothingLeft, runLines, runPods, startRun, testPod } from '../cli/run-child.js';
+import { eventually } from '../helpers/processes.js';
 import { CAN_MOUNT_TMPFS, scratchWithTmpfs, TMPFS_SKIPPED } from '../helpers/tmpfs.js';
 
 const disks = scratchWithTmpfs();
@@ -21,7 +22,8 @@ describe.skipIf(!CAN_MOUNT_TMPFS)(`a full disk under --log-dir${TMPFS_SKIPPED}`,
     const warning = runLines(run.stdout()).find((l) => l.event?.reason === 'FailedToWriteLog')?.event;
     expect(warning?.type).toBe('Warning');
     expect(warning?.message).toMatch(/^Writing the container log .*\/default_chatty_[^/]*\/main\/0\.log failed: ENOSPC: no space left on device/);
-    expect(run.stderr()).toMatch(/probelet: chatty\/main: Writing the container log .* failed: ENOSPC.*; probelet will exit 1/);
+    // Said on stderr too, which may arrive after the event on stdout.
+    expect(await eventually(() => /probelet: chatty\/main: Writing the container log .* failed: ENOSPC.*; probelet will exit 1/.test(run.stderr()), 5000), run.stderr()).toBe(true);
     run.child.kill('SIGTERM');
     expect(await exitCode(run)).toBe(1);
     // It ran until stopped: never restarted, never exited on its own.
