@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { podLineReader } from '../dist/cli/run/json-lines.js';
 
 const BIN = fileURLToPath(new URL('../bin/probelet.js', import.meta.url));
 const PROFILE_DIR = fileURLToPath(new URL('./profiles/', import.meta.url));
@@ -94,10 +95,13 @@ async function runProbelet(n, port, dir, cpuProf) {
   /** @type {(value?: unknown) => void} */
   let allReady = () => undefined;
   const readyNow = new Promise((resolve) => (allReady = resolve));
+  // The pod at every change: `pod` lines and the `containerStatus` lines after them.
+  const readPod = podLineReader();
   createInterface({ input: child.stdout }).on('line', (line) => {
-    if (!line.startsWith('{"type":"pod"')) return;
-    const { pod } = JSON.parse(line);
-    const name = pod.metadata.name;
+    if (!line.startsWith('{"type":"pod"') && !line.startsWith('{"type":"containerStatus"')) return;
+    const pod = readPod(JSON.parse(line));
+    if (pod === undefined) return;
+    const name = pod.metadata?.name ?? '';
     if (pod.status?.containerStatuses?.[0]?.state?.running) running.add(name);
     if ((pod.status?.conditions ?? []).some((/** @type {{ type: string, status: string }} */ c) => c.type === 'Ready' && c.status === 'True')) ready.add(name);
     if (start === 0 && running.size === n) start = performance.now() - t0;

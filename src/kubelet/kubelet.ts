@@ -221,6 +221,11 @@ export class Kubelet {
     return this.probeManager.flightRecorder?.histories(filter) ?? [];
   }
 
+  /** The same rings one at a time, each copied when reached (what `/probes` writes out). */
+  eachProbeHistory(filter: HistoryFilter = {}): Iterable<ProbeHistory> {
+    return this.probeManager.flightRecorder?.eachHistory(filter) ?? [];
+  }
+
   /**
    * Every change the dashboard shows, as it happens: pod statuses, events, recorded probe
    * attempts and transitions. Returns the unsubscribe.

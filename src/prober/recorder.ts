@@ -340,16 +340,23 @@ export class FlightRecorder {
 
   /** Rings as read, in the order they were made; attempts and transitions newest first. */
   histories(filter: HistoryFilter = {}): ProbeHistory[] {
-    const out: ProbeHistory[] = [];
-    for (const ring of this.rings.values()) {
+    return [...this.eachHistory(filter)];
+  }
+
+  /**
+   * The same, one ring at a time: the rings are those of the moment of the call, each copied
+   * when it is reached, so a reader that writes them out as it goes (the API's `/probes`)
+   * never holds every copy at once.
+   */
+  *eachHistory(filter: HistoryFilter = {}): Generator<ProbeHistory, void, undefined> {
+    for (const ring of [...this.rings.values()]) {
       const i = ring.info;
       if (filter.pod !== undefined && i.pod !== filter.pod) continue;
       if (filter.podUID !== undefined && i.podUID !== filter.podUID) continue;
       if (filter.container !== undefined && i.container !== filter.container) continue;
       if (filter.probeType !== undefined && i.probeType !== filter.probeType) continue;
-      out.push(ring.history(filter.limit));
+      yield ring.history(filter.limit);
     }
-    return out;
   }
 
   /**

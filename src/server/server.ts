@@ -9,9 +9,10 @@ import { dashboardHeaders, loadDashboard, type Dashboard } from './dashboard.js'
 import { awaitTurn } from './connection-gate.js';
 import { guardRequest } from './guard.js';
 import { isLoopbackHost, nonLoopbackMessage } from './loopback.js';
+import { writeList } from './list-answer.js';
 import { isOwnOrigin } from './origin.js';
 import { route } from './routes.js';
-import { forbiddenStatus, serviceUnavailableStatus } from './status.js';
+import { forbiddenStatus, internalErrorStatus, serviceUnavailableStatus } from './status.js';
 import { serveStream, type OpenStream } from './stream.js';
 import { createStreamBudget, STREAM_LIMITS, STREAM_RETRY_AFTER_S, type StreamBudget, type StreamLimits } from './stream-budget.js';
 import type { KubeletView } from './view.js';
@@ -162,20 +163,41 @@ async function respond(view: KubeletView, req: IncomingMessage, res: ServerRespo
     return;
   }
   const reply = await route(view, method, rawUrl);
+  if ('list' in reply) {
+    const fits = (bytes: number): boolean => method !== 'GET' || holds(res, bytes, ctx);
+    try {
+      await writeList(res, reply, { fits, refuse: () => refuse(res, ctx) });
+    } catch (err) {
+      // The view failed while the list was read: a 500 if nothing was sent yet, else the answer is cut.
+      if (res.headersSent) res.destroy();
+      else send(res, method, { status: 500, headers: { 'Content-Type': 'application/json' }, body: `${JSON.stringify(internalErrorStatus(err))}\n` });
+    }
+    return;
+  }
   if (method === 'GET' && !held(res, Buffer.byteLength(reply.body), ctx)) return;
   send(res, method, reply);
 }
 
 /** Whether an answer of `bytes` fits the budget (and is held in it until written out); when not, the 503 has been sent. */
 function held(res: ServerResponse, bytes: number, ctx: ServeContext): boolean {
-  if (bytes < HELD_ANSWER_MIN_BYTES || ctx.streams.hold(res, bytes)) return true;
+  if (holds(res, bytes, ctx)) return true;
+  refuse(res, ctx, bytes);
+  return false;
+}
+
+/** Whether `bytes` unread of this answer fit the budget (they are held in it until written out). */
+function holds(res: ServerResponse, bytes: number, ctx: ServeContext): boolean {
+  return bytes < HELD_ANSWER_MIN_BYTES || ctx.streams.hold(res, bytes);
+}
+
+/** The 503 of an answer that does not fit the budget for unread answers. */
+function refuse(res: ServerResponse, ctx: ServeContext, bytes?: number): void {
   const mib = (n: number): string => `${(n / 2 ** 20).toFixed(1)} MiB`;
   const status = serviceUnavailableStatus(
-    `the answer is ${mib(bytes)}; with what the clients connected now have not read (${mib(ctx.streams.backlogBytes())}) it does not fit the server's budget for unread answers; ask for less (/probes?pod=&container=&limit=) or try again in ${STREAM_RETRY_AFTER_S} s`,
+    `${bytes === undefined ? 'the answer' : `the answer (${mib(bytes)})`}, with what the clients connected now have not read (${mib(ctx.streams.backlogBytes())}), does not fit the server's budget for unread answers; ask for less (/probes?pod=&container=&limit=) or try again in ${STREAM_RETRY_AFTER_S} s`,
   );
   res.setHeader('Retry-After', String(STREAM_RETRY_AFTER_S));
   send(res, 'GET', { status: 503, headers: { 'Content-Type': 'application/json' }, body: `${JSON.stringify(status)}\n` });
-  return false;
 }
 
 function send(res: ServerResponse, method: string, reply: { status: number; headers: Record<string, string>; body: string }): void {

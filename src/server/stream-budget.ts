@@ -8,7 +8,9 @@
  * Every other large answer (`/probes`, `/pods`, `/events`, the dashboard's files) waits in
  * the same buffers when its client does not read: 200 clients that never read `/probes`
  * took `run` to a heap abort (issue 33). So they are held in the same budget until written
- * out ({@link StreamBudget.hold}); one that does not fit is refused with 503.
+ * out ({@link StreamBudget.hold}); one that does not fit is refused with 503. The lists
+ * (`/probes`, `/pods`, `/events`) are written a piece at a time (`list-answer.ts`), so what
+ * one holds is a piece, never the whole answer.
  *
  * When every stream is taken, a new one takes the place of the stream furthest behind (the
  * oldest when none is): 32 clients that read a trickle held every place and kept the
@@ -55,7 +57,8 @@ export interface StreamBudget {
   /**
    * Holds a one-off answer of `bytes` in the budget until it is written out (or its
    * connection closes), making room by cutting the clients furthest behind; false when it
-   * cannot fit (answer 503).
+   * cannot fit (answer 503, or cut an answer already started). An answer written in pieces
+   * calls it again before each piece with what it will hold then (unread bytes and the piece).
    */
   hold(res: ServerResponse, bytes: number): boolean;
   /** Streams open now. */
@@ -105,11 +108,14 @@ export function createStreamBudget(limits: StreamLimits = STREAM_LIMITS): Stream
   };
   return {
     hold(res, bytes) {
+      const again = held.delete(res);
       if (bytes > limits.totalBacklogBytes || !makeRoom(bytes, res)) return false;
       held.set(res, bytes);
-      const release = (): void => void held.delete(res);
-      res.once('finish', release);
-      res.once('close', release);
+      if (!again) {
+        const release = (): void => void held.delete(res);
+        res.once('finish', release);
+        res.once('close', release);
+      }
       return true;
     },
     open(res, makeFirst) {

@@ -16,6 +16,12 @@ export interface KubeletView {
    */
   listProbes?(query: ProbeQuery): unknown[];
   /**
+   * The same rings one at a time, each copied only when it is reached: what `/probes`
+   * writes, so that an answer of many MiB is never whole in memory however many clients
+   * ask for it. Absent: `/probes` writes {@link listProbes}.
+   */
+  eachProbeHistory?(query: ProbeQuery): Iterable<unknown>;
+  /**
    * Live changes for the dashboard's stream (`/stream`); returns the unsubscribe. Absent:
    * a finished timeline (the stream sends its snapshot and nothing more).
    */

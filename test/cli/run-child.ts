@@ -10,6 +10,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
+import { afterEach, beforeEach } from 'vitest';
+import type { Pod } from '../../src/api/types.js';
+import { podLineReader } from '../../src/cli/run/json-lines.js';
 import { aliveWithMarker, eventually, killMarked, markerEnv } from '../helpers/processes.js';
 import { BIN, REPO_ROOT } from './helpers.js';
 
@@ -51,6 +54,29 @@ export function scratch(): Scratch {
       killMarked(marker);
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * A fresh scratch for every test of the file: made before each, cleaned up after it (after
+ * `beforeCleanup`, e.g. an unmount of something mounted in it). Returns the current one.
+ */
+export function scratchPerTest(beforeCleanup?: () => void): () => Scratch {
+  let current: Scratch | undefined;
+  beforeEach(() => {
+    current = scratch();
+  });
+  afterEach(() => {
+    try {
+      beforeCleanup?.();
+    } finally {
+      current?.cleanup();
+      current = undefined;
+    }
+  });
+  return () => {
+    if (current === undefined) throw new Error('a scratch exists only while a test runs');
+    return current;
   };
 }
 
@@ -118,7 +144,7 @@ export function testPod(s: Scratch, name: string, command: string[], containerEx
   };
 }
 
-/** One line of `probelet run -o json`, as far as the tests read it. */
+/** One line of `probelet run -o json`, as far as the tests read it (`pod` as on `pod` lines; `runPods` reads `containerStatus` lines too). */
 export interface RunLine {
   type: string;
   runDir?: string;
@@ -132,4 +158,15 @@ export function runLines(stdout: string): RunLine[] {
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as RunLine);
+}
+
+/** The first pod the JSON output shows Ready. */
+export function readyPod(stdout: string): Pod | undefined {
+  return runPods(stdout).find((pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+}
+
+/** The pod at every change, rebuilt from the `pod` and `containerStatus` lines of `probelet run -o json`. */
+export function runPods(stdout: string): Pod[] {
+  const read = podLineReader();
+  return runLines(stdout).flatMap((line) => read(line) ?? []);
 }

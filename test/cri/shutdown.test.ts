@@ -7,12 +7,12 @@
 import { readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it, vi } from 'vitest';
-import type { Pod } from '../../src/api/types.js';
 import { createCriClient } from '../../src/runtime/cri/client.js';
 import { PID_LABEL } from '../../src/runtime/cri/pod-config.js';
 import { aliveWithMarker } from '../helpers/processes.js';
-import { exitCode, markerVar, nothingLeft, scratch, startRun, type Scratch } from '../cli/run-child.js';
-import { BUSYBOX, CRI_ENDPOINT, describeCri } from './helpers.js';
+import { exitCode, nothingLeft, readyPod, scratch, startRun, type Scratch } from '../cli/run-child.js';
+import { httpdDeployment } from '../helpers/httpd-deployment.js';
+import { CRI_ENDPOINT, describeCri } from './helpers.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/cri/deployment.yaml', import.meta.url));
 
@@ -60,33 +60,6 @@ function netnsOf(pids: number[]): string[] {
   });
 }
 
-/** `ignoresTerm`: httpd and its shell ignore SIGTERM — only a kill stops them. */
-function deployment(sc: Scratch, name: string, ignoresTerm: boolean): unknown {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name },
-    spec: {
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: {
-          terminationGracePeriodSeconds: ignoresTerm ? 60 : 2,
-          containers: [
-            {
-              name: 'httpd',
-              image: BUSYBOX,
-              command: ['sh', '-c', `mkdir -p /www; echo ok >/www/healthz; ${ignoresTerm ? "trap '' TERM; httpd -f -p 8080 -h /www & wait" : 'exec httpd -f -p 8080 -h /www'}`],
-              env: [markerVar(sc)],
-              readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
-            },
-          ],
-        },
-      },
-    },
-  };
-}
-
 describeCri('cri: probelet run --runtime cri', () => {
   it('examples/cri/deployment.yaml: Ready on its pod IP, then a liveness kill and a restart, with the process runtime’s events', async () => {
     s = scratch();
@@ -114,7 +87,7 @@ describeCri('cri: probelet run --runtime cri', () => {
   for (const forced of [false, true]) {
     it(`${forced ? 'a second Ctrl-C (kill at once)' : 'Ctrl-C (graceful)'}: Ready on the pod IP, then no sandbox, container, process or netns left`, async () => {
       s = scratch();
-      const file = s.manifest('deploy.yaml', deployment(s, 'web', forced));
+      const file = s.manifest('deploy.yaml', httpdDeployment(s, 'web', { ignoresTerm: forced, wwwVolume: false }));
       const run = startRun(s, [file, '--runtime', 'cri', '--cri-endpoint', CRI_ENDPOINT, '--listen', '127.0.0.1:0', '-o', 'json']);
       await run.waitForStdout((out) => readyPod(out) !== undefined, 20_000);
       const pid = run.child.pid ?? 0;
@@ -152,16 +125,6 @@ function eventMessages(stdout: string): string[] {
     out.push((event.count ?? 1) > 1 ? `${event.message ?? ''} (${event.count ?? 1})` : (event.message ?? ''));
   }
   return out;
-}
-
-/** The first pod the JSON output shows Ready. */
-function readyPod(stdout: string): Pod | undefined {
-  for (const line of stdout.split('\n')) {
-    if (!line.startsWith('{"type":"pod"')) continue;
-    const { pod } = JSON.parse(line) as { pod: Pod };
-    if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return pod;
-  }
-  return undefined;
 }
 
 function readdirSafe(dir: string): string[] {

@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
-import { exitCode, scratch, startRun, type RunChild, type Scratch } from '../cli/run-child.js';
+import { exitCode, runPods, scratch, startRun, type RunChild, type Scratch } from '../cli/run-child.js';
 import { CRI_ENDPOINT, criUnavailable, describeWhen } from '../cri/helpers.js';
 import { DOCKER_HOST, dockerUnavailable } from './helpers.js';
 
@@ -24,13 +24,12 @@ interface Seen {
 }
 
 function seen(stdout: string): Seen {
-  const out: Seen = { events: [], pods: [] };
+  // The pod at every change: `pod` lines and the `containerStatus` lines after them.
+  const out: Seen = { events: [], pods: runPods(stdout) };
   for (const line of stdout.split('\n')) {
     if (line.startsWith('{"type":"event"')) {
       const { event } = JSON.parse(line) as { event: { reason?: string; message?: string } };
       out.events.push({ reason: event.reason ?? '', message: event.message ?? '' });
-    } else if (line.startsWith('{"type":"pod"')) {
-      out.pods.push((JSON.parse(line) as { pod: Pod }).pod);
     }
   }
   return out;

@@ -5,11 +5,10 @@
  * start, which removes them.
  */
 import { afterEach, expect, it, vi } from 'vitest';
-import type { Pod } from '../../src/api/types.js';
 import { PID_LABEL } from '../../src/runtime/cri/pod-config.js';
 import { aliveWithMarker } from '../helpers/processes.js';
-import { exitCode, markerVar, nothingLeft, scratch, startRun, type Scratch } from '../cli/run-child.js';
-import { BUSYBOX } from '../cri/helpers.js';
+import { exitCode, nothingLeft, readyPod, scratch, startRun, type Scratch } from '../cli/run-child.js';
+import { httpdDeployment } from '../helpers/httpd-deployment.js';
 import { DOCKER_HOST, describeDocker, leftInDaemon } from './helpers.js';
 
 let s: Scratch | undefined;
@@ -17,44 +16,6 @@ afterEach(() => {
   s?.cleanup();
   s = undefined;
 });
-
-/** A Deployment whose httpd serves from an emptyDir; `ignoresTerm`: only a kill stops it. */
-function deployment(sc: Scratch, name: string, ignoresTerm: boolean): unknown {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name },
-    spec: {
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: {
-          terminationGracePeriodSeconds: ignoresTerm ? 60 : 2,
-          volumes: [{ name: 'www', emptyDir: {} }],
-          containers: [
-            {
-              name: 'httpd',
-              image: BUSYBOX,
-              command: ['sh', '-c', `echo ok >/www/healthz; ${ignoresTerm ? "trap '' TERM; httpd -f -p 8080 -h /www & wait" : 'exec httpd -f -p 8080 -h /www'}`],
-              env: [markerVar(sc)],
-              volumeMounts: [{ name: 'www', mountPath: '/www' }],
-              readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
-            },
-          ],
-        },
-      },
-    },
-  };
-}
-
-function readyPod(stdout: string): Pod | undefined {
-  for (const line of stdout.split('\n')) {
-    if (!line.startsWith('{"type":"pod"')) continue;
-    const { pod } = JSON.parse(line) as { pod: Pod };
-    if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return pod;
-  }
-  return undefined;
-}
 
 function args(file: string): string[] {
   return [file, '--runtime', 'docker', '--docker-host', DOCKER_HOST, '--listen', '127.0.0.1:0', '-o', 'json'];
@@ -64,7 +25,7 @@ describeDocker('docker: probelet run --runtime docker, stopped by signals', () =
   for (const [signal, forced] of [['SIGINT', false], ['SIGTERM', false], ['SIGHUP', false], ['SIGINT', true]] as const) {
     it(`${forced ? 'a second Ctrl-C (kill at once)' : signal}: Ready on the pod IP, then no container, volume or process left`, async () => {
       s = scratch();
-      const file = s.manifest('deploy.yaml', deployment(s, 'web', forced));
+      const file = s.manifest('deploy.yaml', httpdDeployment(s, 'web', { ignoresTerm: forced, wwwVolume: true }));
       const run = startRun(s, args(file));
       await run.waitForStdout((out) => readyPod(out) !== undefined, 30_000);
       const pid = String(run.child.pid ?? 0);
@@ -87,7 +48,7 @@ describeDocker('docker: probelet run --runtime docker, stopped by signals', () =
 
   it('SIGKILL: the pods stay until the next probelet start on the daemon, which removes them', async () => {
     s = scratch();
-    const file = s.manifest('deploy.yaml', deployment(s, 'web', false));
+    const file = s.manifest('deploy.yaml', httpdDeployment(s, 'web', { ignoresTerm: false, wwwVolume: true }));
     const killed = startRun(s, args(file));
     await killed.waitForStdout((out) => readyPod(out) !== undefined, 30_000);
     const pid = String(killed.child.pid ?? 0);

@@ -9,26 +9,21 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cgroupHome, nativeAddonLoaded } from '../../src/spawn/index.js';
 import { BIN, REPO_ROOT } from '../cli/helpers.js';
-import { exitCode, markerVar, nothingLeft, scratch, startRun, type Scratch } from '../cli/run-child.js';
+import { exitCode, nothingLeft, scratchPerTest, startRun, testPod } from '../cli/run-child.js';
 import { aliveWithMarker } from '../helpers/processes.js';
 
 const home = cgroupHome();
 const why = 'unavailable' in home ? home.unavailable : nativeAddonLoaded() ? undefined : 'native addon not built';
 const DAEMON = 'setsid sleep 99 </dev/null >/dev/null 2>&1 &';
 
-let s: Scratch;
-beforeEach(() => {
-  s = scratch();
-});
-afterEach(() => {
-  s.cleanup();
-});
+const scratchOf = scratchPerTest();
 
 describe.skipIf(why !== undefined)(`exec probes that leave a daemon${why ? ` (skipped: ${why})` : ''}`, () => {
   it('probelet probe --exec: the daemon ends with the probe', async () => {
+    const s = scratchOf();
     const child = spawn(process.execPath, [BIN, 'probe', '--exec', '--', 'sh', '-c', DAEMON], { cwd: REPO_ROOT, env: s.env, stdio: 'ignore' });
     const [code] = (await once(child, 'close')) as [number | null];
     expect(code).toBe(0);
@@ -36,23 +31,8 @@ describe.skipIf(why !== undefined)(`exec probes that leave a daemon${why ? ` (sk
   });
 
   it('an exec probe inside probelet run: no daemon outlives the probe, nor the run', async () => {
-    const pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'daemons' },
-      spec: {
-        terminationGracePeriodSeconds: 2,
-        containers: [
-          {
-            name: 'main',
-            image: 'busybox',
-            command: ['sleep', '300'],
-            env: [markerVar(s)],
-            readinessProbe: { exec: { command: ['sh', '-c', DAEMON] }, periodSeconds: 1 },
-          },
-        ],
-      },
-    };
+    const s = scratchOf();
+    const pod = testPod(s, 'daemons', ['sleep', '300'], { readinessProbe: { exec: { command: ['sh', '-c', DAEMON] }, periodSeconds: 1 } }, { terminationGracePeriodSeconds: 2 });
     const run = startRun(s, [s.manifest('pod.yaml', pod), '--listen', '127.0.0.1:0', '--output', 'json']);
     await run.waitForStdout((out) => out.includes('"ready":true'));
     // The probe ran (and succeeded); only the container itself and probelet carry the marker.

@@ -15,22 +15,16 @@ import { existsSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, REPO_ROOT } from '../cli/helpers.js';
-import { nothingLeft, runLines, scratch, testPod, type Scratch } from '../cli/run-child.js';
+import { nothingLeft, runLines, scratchPerTest, testPod } from '../cli/run-child.js';
 
 const canUnshare = process.getuid?.() === 0 && existsSync('/usr/bin/unshare');
 const reason = canUnshare ? '' : ' (skipped: needs root and unshare(1) for a mount namespace with its own resolv.conf)';
 
 const NAME = 'never-answers.probelet.test';
 
-let s: Scratch;
-beforeEach(() => {
-  s = scratch();
-});
-afterEach(() => {
-  s.cleanup();
-});
+const scratchOf = scratchPerTest();
 
 /** A DNS server that reads every query and answers none, on 127.53.x.y:53 (an address no one else uses). */
 async function droppingDnsServer(): Promise<{ address: string; queries(): number }> {
@@ -46,6 +40,7 @@ async function droppingDnsServer(): Promise<{ address: string; queries(): number
 
 describe('a name that never resolves', () => {
   it.runIf(canUnshare)(`does not delay another probe: the healthy pod's localhost probe stays on time${reason}`, async () => {
+    const s = scratchOf();
     const dns = await droppingDnsServer();
     const resolvConf = join(s.dir, 'resolv.conf');
     writeFileSync(resolvConf, `nameserver ${dns.address}\n`);

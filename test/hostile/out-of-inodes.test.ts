@@ -6,31 +6,18 @@
  * filesystem is a tmpfs of 8 inodes (mounting needs root: skipped otherwise, with the reason
  * in the name).
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { exitCode, nothingLeft, scratch, startRun, testPod, type Scratch, runLines } from '../cli/run-child.js';
+import { describe, expect, it } from 'vitest';
+import { exitCode, nothingLeft, runLines, startRun, testPod } from '../cli/run-child.js';
+import { CAN_MOUNT_TMPFS, scratchWithTmpfs, TMPFS_SKIPPED } from '../helpers/tmpfs.js';
 
-const root = process.getuid?.() === 0;
+const disks = scratchWithTmpfs();
 
-let s: Scratch;
-let mounted: string | undefined;
-beforeEach(() => {
-  s = scratch();
-});
-afterEach(() => {
-  if (mounted) execFileSync('umount', [mounted]);
-  mounted = undefined;
-  s.cleanup();
-});
-
-describe.skipIf(!root)(`a --log-dir out of inodes${root ? '' : ' (skipped: mounting a tmpfs needs root)'}`, () => {
+describe.skipIf(!CAN_MOUNT_TMPFS)(`a --log-dir out of inodes${TMPFS_SKIPPED}`, () => {
   it('fails the container start with ENOSPC, not ENOENT', async () => {
-    const disk = join(s.dir, 'disk');
-    mkdirSync(disk);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m,nr_inodes=8', 'tmpfs', disk]);
-    mounted = disk;
+    const s = disks.scratch();
+    const disk = disks.mount('size=1m,nr_inodes=8');
     // Fill the inodes but one (the root takes one): the pod's directory is made, its container's is not.
     for (let i = 0; i < 6; i++) mkdirSync(join(disk, `full${i}`));
     const pod = testPod(s, 'inodes', ['sleep', '300']);

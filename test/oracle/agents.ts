@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dump } from 'js-yaml';
 import type { Event, Pod } from '../../src/api/types.js';
+import { podLineReader } from '../../src/cli/run/json-lines.js';
 import type { KubeApi } from './kube-api.js';
 import type { ProbeServer } from './probe-server.js';
 import { conditionRecords, containerRecords, eventRecords, firstStartMs, type OracleRecord, type PodSnapshot } from './record.js';
@@ -151,6 +152,7 @@ export async function runOnProbelet(criEndpoint: string, version: string, prepar
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const snapshots = new Map<string, PodSnapshot[]>();
+  const readPod = podLineReader();
   const events = new Map<string, Map<string, Event>>();
   let stderr = '';
   let buffer = '';
@@ -163,10 +165,12 @@ export async function runOnProbelet(criEndpoint: string, version: string, prepar
       buffer = buffer.slice(nl + 1);
       if (!line.startsWith('{')) continue;
       const item = JSON.parse(line) as { type: string; pod?: Pod; event?: Event };
-      if (item.type === 'pod' && item.pod !== undefined) {
-        const name = item.pod.metadata?.name ?? '';
+      // The pod at every change, `pod` and `containerStatus` lines alike (src/cli/run/json-lines.ts).
+      const pod = readPod(item);
+      if (pod !== undefined) {
+        const name = pod.metadata?.name ?? '';
         const own = snapshots.get(name) ?? [];
-        own.push({ atMs: Date.now(), pod: item.pod });
+        own.push({ atMs: Date.now(), pod });
         snapshots.set(name, own);
       } else if (item.type === 'event' && item.event !== undefined) {
         const name = item.event.involvedObject?.name ?? '';

@@ -131,6 +131,30 @@ describe('read-only API routes', () => {
     }
   });
 
+  it('a list larger than a piece is sent chunked from the view\'s rings one at a time: the same bytes as one JSON.stringify', async () => {
+    const ring = { pod: 'web', container: 'app', probeType: 'liveness', attempts: [{ message: 'x'.repeat(1000) }] };
+    let reached = 0;
+    const view = makeView({
+      listProbes: () => Array.from({ length: 300 }, () => ring),
+      *eachProbeHistory() {
+        for (let i = 0; i < 300; i++) {
+          reached++;
+          yield ring;
+        }
+      },
+    });
+    const { url } = await start(view);
+    const res = await send(url, 'GET', '/probes');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.headers['transfer-encoding']).toBe('chunked');
+    expect(res.body).toBe(`${JSON.stringify({ kind: 'ProbeHistoryList', items: view.listProbes?.({}) })}\n`);
+    expect(reached).toBe(300);
+    const head = await send(url, 'HEAD', '/probes');
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+  });
+
   it('unknown paths get 404 with a NotFound Status', async () => {
     const { url } = await start();
     for (const path of ['/podsx', '/pods/web', '/metrics', '//healthz']) {

@@ -23,6 +23,7 @@ import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from '../exit-code
 import { addExamples, filenameOption, inputPaths, outputOption } from '../flags.js';
 import { requireReadable } from '../inputs.js';
 import { boundedWriter } from './bounded-output.js';
+import { createRunJsonView } from './json-lines.js';
 import { CliUsageError, type CliIO } from '../io.js';
 import { createLiveView, type OutputFormat } from '../view/live-view.js';
 import { watchCrashes, type CrashNote } from '../view/crash-notes.js';
@@ -288,7 +289,11 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
     ? boundedWriter((text) => io.stdout(text), backlog, (text) => io.stderr(`probelet: ${text}\n`))
     : (text: string): void => io.stdout(text);
   const out: CliIO = { stdout: (text) => void (outputLost || write(text)), stderr: (text) => io.stderr(text) };
-  const view = createLiveView({ output: flags.output, io: out, terminal: env.terminal, podNames: pods.map((p) => p.metadata?.name ?? '') });
+  // JSON: a pod line when the pod changes, a containerStatus line when one container does (json-lines.ts).
+  const view =
+    flags.output === 'json'
+      ? createRunJsonView(out, env.terminal)
+      : createLiveView({ output: flags.output, io: out, terminal: env.terminal, podNames: pods.map((p) => p.metadata?.name ?? '') });
   const stop = createStopGate();
   const watching = pods.map((p) => p.metadata?.uid ?? '');
   const latest = new Map<string, Pod>();
@@ -417,6 +422,7 @@ export function deferredView(): DeferredView {
     listEvents: (filter) => target?.listEvents(filter) ?? [],
     probeMetrics: () => target?.probeMetrics() ?? Promise.resolve(''),
     listProbes: (query) => target?.listProbes?.(query) ?? [],
+    eachProbeHistory: (query) => target?.eachProbeHistory?.(query) ?? target?.listProbes?.(query) ?? [],
     watch: (listener) => {
       if (target?.watch) return target.watch(listener);
       early.set(listener, () => undefined);
