@@ -90,7 +90,9 @@ export function runtimeScenarios(t: RuntimeTarget): void {
       await waitEvent(h, 'pull', 'Pulling', `Pulling image "${image}"`, 10_000);
       const failed = await waitEvent(h, 'pull', 'Failed', `Failed to pull image "${image}": rpc error: code = `, 10_000);
       expect(failed.type).toBe('Warning');
-      expect(failed.message).toContain(t.importHint);
+      if (t.importHint !== undefined) expect(failed.message).toContain(t.importHint);
+      // The kubelet's event holds the runtime's words and nothing else.
+      else expect(failed.message).not.toContain('the image is neither');
       await waitEvent(h, 'pull', 'Failed', 'Error: ErrImagePull', 10_000);
       await waitEvent(h, 'pull', 'BackOff', `Back-off pulling image "${image}"`, 10_000);
       await waitEvent(h, 'pull', 'Failed', 'Error: ImagePullBackOff', 10_000);
