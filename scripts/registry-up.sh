@@ -41,10 +41,14 @@ if [ ! -f "$RW/certs/server.crt" ]; then
   mkdir -p "$RW/trust" && cp "$RW/ca.crt" "$RW/trust/ca.crt"
 fi
 # containerd's trust (cri-up.sh's config_path): the CA for both registries, read at each pull.
+# containerd 1.6 reads a hosts.toml only with a [host."…"] table (else it falls back to plain
+# HTTP for a 127.0.0.1 registry), and tries `server` after those hosts: the CA goes on both,
+# or a missing tag ends in the server's x509 error instead of the registry's "not found".
 for addr in "$PUBLIC_ADDR" "$PRIVATE_ADDR"; do
   mkdir -p "$REGISTRY_HOSTS_DIR/$addr"
   cat >"$REGISTRY_HOSTS_DIR/$addr/hosts.toml" <<TOML
 server = "https://$addr"
+ca = "$RW/ca.crt"
 
 [host."https://$addr"]
   capabilities = ["pull", "resolve"]

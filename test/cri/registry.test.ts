@@ -43,19 +43,26 @@ function withPassword(secret: PullSecret, password: string): PullSecret {
 }
 
 const always = { imagePullPolicy: 'Always' as const };
+/** How long each pull of the serialization test takes at least: longer than two sandboxes' start apart. */
+const SLOW_PULL_MS = 3_000;
 const quick = { terminationGracePeriodSeconds: 1 };
 
 afterEach(async ({ task }) => {
   await stopRuntimeKubelets(task.id);
 });
 
-/** The runtime's pull calls as [start, end] wall-clock instants, by image, recorded around the real call. */
-function timePulls(h: CriHarness): Array<{ image: string; auth: RegistryAuth | undefined; start: number; end: number }> {
+/**
+ * The runtime's pull calls as [start, end] wall-clock instants, recorded around the real call;
+ * with `slowMs`, each call waits that long first (a slow registry: two pods' pulls, asked for
+ * within that time of each other, then fall in the same window whatever their sandboxes took).
+ */
+function timePulls(h: CriHarness, slowMs = 0): Array<{ image: string; auth: RegistryAuth | undefined; start: number; end: number }> {
   const calls: Array<{ image: string; auth: RegistryAuth | undefined; start: number; end: number }> = [];
   const real = h.runtime.pullImage.bind(h.runtime);
   h.runtime.pullImage = async (image: string, p: Pod, auth?: RegistryAuth) => {
     const start = performance.now();
     try {
+      if (slowMs > 0) await new Promise((r) => setTimeout(r, slowMs));
       return await real(image, p, auth);
     } finally {
       calls.push({ image, auth, start, end: performance.now() });
@@ -124,7 +131,7 @@ describeWhen(
         pod('b', [bb(h, 'c', ['sleep', '600'], { image: PRIV_IMAGE, ...always })], { ...quick, imagePullSecrets: [{ name }] }),
       ];
       const serial = await startCriKubelet(task.id, { getSecret });
-      const serialCalls = timePulls(serial);
+      const serialCalls = timePulls(serial, SLOW_PULL_MS);
       run(serial, ...pods(serial));
       await waitRunning(serial, 'a', 'c', 'regular', 30_000);
       await waitRunning(serial, 'b', 'c', 'regular', 30_000);
@@ -136,10 +143,11 @@ describeWhen(
         return (parseDurationMs(m?.[3] ?? '') ?? NaN) - (parseDurationMs(m?.[2] ?? '') ?? NaN);
       };
       const secondPod = second?.image === PUB_IMAGE ? 'a' : 'b';
+      // It asked during the first's pull (else this test proves nothing) and says how long it waited.
       expect(waited(serial, secondPod)).toBeGreaterThan(0);
 
       const parallel = await startCriKubelet(task.id, { getSecret, serializeImagePulls: false });
-      const parallelCalls = timePulls(parallel);
+      const parallelCalls = timePulls(parallel, SLOW_PULL_MS);
       run(parallel, ...pods(parallel));
       await waitRunning(parallel, 'a', 'c', 'regular', 30_000);
       await waitRunning(parallel, 'b', 'c', 'regular', 30_000);
