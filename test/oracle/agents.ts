@@ -186,17 +186,19 @@ export async function runOnProbelet(criEndpoint: string, version: string, prepar
     renameSync(`${file}.new`, file);
   };
   writeManifest();
-  const cancels = prepared.map((p) =>
-    scheduleUpdates(
-      p,
-      (next) => {
-        for (const o of next) objects.set(key(o), o);
-        writeManifest();
-        return Promise.resolve();
-      },
-      () => undefined,
-    ),
-  );
+  // Each scenario's updates are timed from its pod's first appearance, as on the kubelet from
+  // the pod's creation (the run may take seconds to start under load).
+  const cancels: Array<() => void> = [];
+  const updateOnAppearance = (name: string): void => {
+    const p = prepared.find((x) => x.scenario.pod(0).metadata?.name === name);
+    if (p?.scenario.updates === undefined) return;
+    const apply = (next: ApiObject[]): Promise<void> => {
+      for (const o of next) objects.set(key(o), o);
+      writeManifest();
+      return Promise.resolve();
+    };
+    cancels.push(scheduleUpdates(p, apply, () => undefined));
+  };
   const longest = Math.max(...prepared.map((p) => p.scenario.duration));
   const child = spawn(
     process.execPath,
@@ -222,6 +224,7 @@ export async function runOnProbelet(criEndpoint: string, version: string, prepar
       if (item.type === 'pod' && item.pod !== undefined) {
         const name = item.pod.metadata?.name ?? '';
         const own = snapshots.get(name) ?? [];
+        if (own.length === 0) updateOnAppearance(name);
         own.push({ atMs: Date.now(), pod: item.pod });
         snapshots.set(name, own);
       } else if (item.type === 'event' && item.event !== undefined) {

@@ -244,7 +244,9 @@ export class CriRuntime implements ContainerRuntime {
   /**
    * `PullImage` with the pod's sandbox config and, when the kubelet's keyring found some, the
    * registry credentials (CRI `AuthConfig`); the error is the runtime's gRPC status as the
-   * kubelet's events show it (`rpc error: code = NotFound desc = …`), nothing added.
+   * kubelet's events show it (`rpc error: code = NotFound desc = …`), nothing added — and for
+   * code Unknown the runtime's message alone, as the kubelet's CRI client strips that code
+   * (cri-client remote_image.go PullImage: "they add no value").
    */
   async pullImage(image: string, pod: Pod, auth?: RegistryAuth): Promise<ImageInfo> {
     let res: cri.PullImageResponse;
@@ -254,7 +256,7 @@ export class CriRuntime implements ContainerRuntime {
         PULL_TIMEOUT_MS,
       );
     } catch (err) {
-      throw new Error(goStatusText(err));
+      throw new Error(grpcCode(err) === GrpcStatus.UNKNOWN ? grpcMessage(err) : goStatusText(err));
     }
     const status = await this.imageStatus(image).catch(() => undefined);
     return { ref: res.image_ref, ...(status?.size !== undefined ? { size: status.size } : {}) };
