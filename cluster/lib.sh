@@ -11,8 +11,10 @@ AGENT_NODE_NAME="${PROBELET_CLUSTER_AGENT_NODE:-probelet-node}"
 CRI_NAME="${PROBELET_CLUSTER_CRI:-kubelet}"
 CRI_DIR="/tmp/probelet-cri-$CRI_NAME"
 CRI_SOCK="$CRI_DIR/containerd.sock"
-# The kubelet's cgroup root (cgroupfs driver): pods live under it in every v1 hierarchy.
-CGROUP_ROOT=/probelet-kubelet
+# The kubelet's cgroup root (cgroupfs driver): pods live under it in every v1 hierarchy. One per
+# cluster: a kubelet removes the pod cgroups under its root that it does not know, and down.sh
+# removes the root — two clusters on one machine (PROBELET_CLUSTER_CRI=NAME) must not share it.
+CGROUP_ROOT="/probelet-$CRI_NAME"
 
 # Ports, on 127.0.0.1 only; away from the defaults so a real cluster on the machine is not hit.
 ETCD_PORT="${PROBELET_CLUSTER_ETCD_PORT:-23790}"

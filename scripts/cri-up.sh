@@ -12,6 +12,11 @@ set -euo pipefail
 
 # shellcheck source=cri-instance.sh
 . "$(dirname "$0")/cri-instance.sh"
+# Where registry-up.sh writes the test registries' hosts.toml (their CA): every instance's CRI
+# reads registry settings from there, at each pull — so registries brought up after this
+# containerd (or brought down and up again with a new CA) are trusted without a restart.
+# shellcheck source=registry-instance.sh
+. "$(dirname "$0")/registry-instance.sh"
 BUSYBOX_IMAGE=probelet.local/busybox:test
 PAUSE_IMAGE=probelet.local/pause:3.9
 
@@ -79,6 +84,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$W/cni/net.d"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$REGISTRY_HOSTS_DIR"
 TOML
 
 cat >"$W/cni/net.d/10-probelet.conflist" <<JSON
@@ -106,10 +113,16 @@ JSON
 # 3. containerd, detached from this shell's session so it outlives `npm run`.
 if running; then
   log "containerd already running (pid $(cat "$W/containerd.pid"))"
+  # The config it was started with (config.toml is rewritten above): one from before
+  # config_path does not read the registries' hosts.toml.
+  if ! grep -qF "config_path = \"$REGISTRY_HOSTS_DIR\"" "$W/config.started.toml" 2>/dev/null; then
+    log "this containerd was started before it read the test registries' CA ($REGISTRY_HOSTS_DIR): pulls from registry:up's registries fail with x509 errors until it is restarted (npm run cri:down${CRI_INSTANCE:+ -- --name $CRI_INSTANCE}, then cri:up)"
+  fi
 else
   rm -f "$SOCK" "$SOCK.ttrpc"
   setsid containerd --config "$W/config.toml" >"$W/containerd.log" 2>&1 </dev/null &
   echo $! >"$W/containerd.pid"
+  cp "$W/config.toml" "$W/config.started.toml"
   for _ in $(seq 1 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
   if ! [ -S "$SOCK" ]; then
     log "containerd did not start; its log ($W/containerd.log):"

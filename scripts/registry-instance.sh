@@ -7,6 +7,9 @@ RW="${PROBELET_REGISTRY_DIR:-/tmp/probelet-registry}"
 PUBLIC_ADDR=127.0.0.1:5000
 PRIVATE_ADDR=127.0.0.1:5001
 REGISTRY_USER=probelet
+# containerd's registry config_path (cri-up.sh points every instance at it): one
+# HOST:PORT/hosts.toml per registry naming the CA, written by registry-up.sh.
+REGISTRY_HOSTS_DIR="$RW/certs.d"
 
 # registry_running NAME: our docker-registry (its command line names our config) answers.
 registry_running() {

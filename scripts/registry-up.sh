@@ -5,8 +5,10 @@
 # with skopeo from cri:up's containerd: 127.0.0.1:5000/probelet/busybox:test for anyone,
 # 127.0.0.1:5001/private/busybox:test for user `probelet` with the password in $RW/password,
 # also written as a kubernetes.io/dockerconfigjson Secret manifest ($RW/pull-secret.yaml, named
-# `registry-pull`). Docker trusts 127.0.0.0/8 registries without verifying their certificate, so
-# the private dockerd of docker:up pulls from them as it is. Idempotent. Prints registry:env's lines.
+# `registry-pull`). containerd trusts the CA through $RW/certs.d/HOST:PORT/hosts.toml, the
+# config_path every cri:up instance reads at each pull (the cluster's kubelet's included).
+# Docker trusts 127.0.0.0/8 registries without verifying their certificate, so the private
+# dockerd of docker:up pulls from them as it is. Idempotent. Prints registry:env's lines.
 set -euo pipefail
 # shellcheck source=registry-instance.sh
 . "$(dirname "$0")/registry-instance.sh"
@@ -38,6 +40,21 @@ if [ ! -f "$RW/certs/server.crt" ]; then
   # skopeo's --dest-cert-dir reads CA certificates as *.crt of a directory.
   mkdir -p "$RW/trust" && cp "$RW/ca.crt" "$RW/trust/ca.crt"
 fi
+# containerd's trust (cri-up.sh's config_path): the CA for both registries, read at each pull.
+# containerd 1.6 reads a hosts.toml only with a [host."…"] table (else it falls back to plain
+# HTTP for a 127.0.0.1 registry), and tries `server` after those hosts: the CA goes on both,
+# or a missing tag ends in the server's x509 error instead of the registry's "not found".
+for addr in "$PUBLIC_ADDR" "$PRIVATE_ADDR"; do
+  mkdir -p "$REGISTRY_HOSTS_DIR/$addr"
+  cat >"$REGISTRY_HOSTS_DIR/$addr/hosts.toml" <<TOML
+server = "https://$addr"
+ca = "$RW/ca.crt"
+
+[host."https://$addr"]
+  capabilities = ["pull", "resolve"]
+  ca = "$RW/ca.crt"
+TOML
+done
 # 2. The private registry's user, once.
 if [ ! -f "$RW/password" ]; then
   head -c 18 /dev/urandom | base64 | tr -d '/+=' >"$RW/password"

@@ -10,6 +10,7 @@
  * Lease, tainted `probelet.dev/simulated=true:NoSchedule`; containers play the behaviour
  * scripts of their pod's annotation in real time, and pods turn Ready when their probes pass.
  */
+import { addImagePullOptions, imagePullOptions, type ImagePullFlags } from './image-pulls.js';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { isIP } from 'node:net';
@@ -50,7 +51,7 @@ import { setLongTimeout } from '../util/timer.js';
 
 const NODE_RUNTIMES = ['process', 'cri', 'simulated'] as const;
 
-interface NodeFlags {
+interface NodeFlags extends ImagePullFlags {
   kubeconfig?: string;
   name?: string;
   runtime: (typeof NODE_RUNTIMES)[number];
@@ -105,7 +106,7 @@ export const processStop: NodeEnvironment = {
 };
 
 export function registerNodeCommand(program: Command, io: CliIO, setExit: (code: number) => void, env: NodeEnvironment = processStop): void {
-  program
+  const command = program
     .command('node')
     .description('Join a Kubernetes cluster as a node: register a Node and its Lease, run the pods bound to it, write their status and events.')
     .option('--kubeconfig <file>', 'credentials and API server (default: $KUBECONFIG, else ~/.kube/config)')
@@ -128,7 +129,8 @@ export function registerNodeCommand(program: Command, io: CliIO, setExit: (code:
     .option('--tls-private-key-file <file>', 'the key of --tls-cert-file')
     .option('--client-ca-file <file>', "the CA whose certificates may call the authenticated API (the API server's kubelet client certificate)")
     .option('--port <port>', 'the port of the authenticated API (0: any free one)', '10250')
-    .option('--listen <host:port>', "the read-only API the Node's daemonEndpoints names (/healthz, /pods, /events, /metrics/probes); loopback only; port 0 picks one (always, with --nodes)", '127.0.0.1:10255')
+    .option('--listen <host:port>', "the read-only API the Node's daemonEndpoints names (/healthz, /pods, /events, /metrics/probes); loopback only; port 0 picks one (always, with --nodes)", '127.0.0.1:10255');
+  addImagePullOptions(command)
     .action(async (flags: NodeFlags) => {
       setExit(await runNode(flags, io, env));
     });
@@ -193,6 +195,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
     }
   }
   const listen = parseListen(flags.listen);
+  const imagePulls = imagePullOptions(flags);
   const tls = tlsFiles(flags, count);
   let evictionHard: Threshold[];
   try {
@@ -245,6 +248,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
         address,
         log,
         evictionHard,
+        imagePulls,
         // The PLEG's relist instants of this node, every second from now (as `run` has them):
         // the Kubelet's syncs and the CRI runtime's relist share them (docs/timing-model.md §3).
         relistPhaseMs: Date.now() % PLEG_RELIST_PERIOD_MS,

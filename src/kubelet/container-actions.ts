@@ -10,30 +10,34 @@ import { containerShouldRestart } from '../prober/restart-rules.js';
 import type { RuntimeContainerStatus } from '../runtime/types.js';
 import { containerEvent, noteProbeAction, type KubeletContext, type PodRecord } from './context.js';
 import type { ContainerRecord } from './pod-status.js';
-import { CONFIG_ERROR_RETRY_MS, requestSyncAfter } from './pod-workers.js';
+import { BACK_OFF_PERIOD_MS, CONFIG_ERROR_RETRY_MS, requeueAfterBackOff, requestSyncAfter } from './pod-workers.js';
+import { FAILED_TO_RETRIEVE_PULL_SECRET, failedPullSecretsMessage, pullSecretsForPod, type PullSecret } from './pull-secrets.js';
 import { newTerminationOrdering, type TerminationOrdering } from './termination-order.js';
 
 /**
  * `startContainer`: `EnsureImageExists` first (a missing image keeps the container waiting,
- * ErrImagePull / ImagePullBackOff, and is not tried again before the pod worker's retry),
+ * ErrImagePull / ImagePullBackOff, and the sync is requeued after the pod worker's back-off),
  * then the runtime's create and start, the `Created` and `Started` events, and the
  * `postStart` hook, which the sync waits for.
  */
 export async function startContainer(ctx: KubeletContext, rec: PodRecord, c: ContainerRecord): Promise<void> {
   if (!rec.sandbox) return;
   const attempt = c.current ? c.restartCount + 1 : 0;
-  const imageKey = `${rec.uid}/${c.spec.name}`;
-  if ((ctx.imageRetryAt.get(imageKey) ?? -Infinity) > ctx.clock.now()) return;
-  const image = await ctx.images.ensureImageExists(rec.pod, c.spec, (type, reason, message) => containerEvent(ctx, rec, c, type, reason, message));
+  const image = await ctx.images.ensureImageExists(
+    rec.pod,
+    c.spec,
+    (type, reason, message) => containerEvent(ctx, rec, c, type, reason, message),
+    () => podPullSecrets(ctx, rec),
+  );
   if (!image.ok) {
-    if (c.waiting?.reason !== image.reason || c.waiting.message !== image.message) rec.changed = true;
+    // Like upstream's reasonCache, the waiting reason shows from the next sync's status on;
+    // the failed sync is requeued after the pod worker's back-off (jittered), whatever its
+    // reason — the image's own back-off decides whether that sync pulls again.
     c.waiting = { reason: image.reason, message: image.message };
     containerEvent(ctx, rec, c, 'Warning', 'Failed', `Error: ${image.reason}`);
-    ctx.imageRetryAt.set(imageKey, ctx.clock.now() + image.retryAfterMs);
-    requestSyncAfter(ctx, rec, image.retryAfterMs);
+    requeueAfterBackOff(ctx, rec, BACK_OFF_PERIOD_MS);
     return;
   }
-  ctx.imageRetryAt.delete(imageKey);
   let started: RuntimeContainerStatus;
   try {
     started = await ctx.runtime.startContainer(rec.sandbox.id, rec.pod, c.spec, attempt);
@@ -66,6 +70,16 @@ export async function startContainer(ctx: KubeletContext, rec: PodRecord, c: Con
   if (c.restartCount > 0) noteProbeAction(ctx, rec, c, undefined, 'Started', `Restarted container ${c.spec.name} (restart ${c.restartCount})`);
   const postStart = c.spec.lifecycle?.postStart;
   if (postStart) await executePostStartHook(ctx, rec, c, started.id, postStart);
+}
+
+/**
+ * `getPullSecretsForPod`: the pod's pull Secrets, with one pod Warning naming those that could
+ * not be fetched (the pull goes on without them).
+ */
+async function podPullSecrets(ctx: KubeletContext, rec: PodRecord): Promise<PullSecret[]> {
+  const { secrets, failed } = await pullSecretsForPod(rec.pod, ctx.getSecret);
+  if (failed.length > 0) ctx.recorder.event({ pod: rec.pod }, 'Warning', FAILED_TO_RETRIEVE_PULL_SECRET, failedPullSecretsMessage(failed));
+  return secrets;
 }
 
 /**

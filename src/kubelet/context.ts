@@ -14,6 +14,7 @@ import type { CrashLoopBackOff } from './backoff.js';
 import type { InMemoryEventRecorder } from './events.js';
 import type { ImageManager } from './images.js';
 import type { HandlerRunner } from './lifecycle.js';
+import type { SecretGetter } from './pull-secrets.js';
 import type { ContainerRecord } from './pod-status.js';
 import type { StatusManager } from './status-manager.js';
 
@@ -67,8 +68,8 @@ export interface KubeletContext {
   readonly backOff: CrashLoopBackOff;
   readonly images: ImageManager;
   readonly hookRunner: HandlerRunner;
-  /** `<pod uid>/<container>` → when its image may be tried again (after ErrImagePull and the like). */
-  readonly imageRetryAt: Map<string, number>;
+  /** Where the pods' pull Secrets come from (KubeletOptions.getSecret); none: every pull is anonymous. */
+  readonly getSecret: SecretGetter | undefined;
   /** When a requested sync starts (KubeletOptions.syncBatching). */
   readonly syncBatching: 'turn' | 'microtask';
   /** The PLEG relist's phase, when modelled (KubeletOptions.relistPhaseMs). */

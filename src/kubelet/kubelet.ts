@@ -30,6 +30,7 @@ import { killContainersWithSyncResult } from './container-actions.js';
 import { noteProbeAction, type KubeletContext, type PodRecord } from './context.js';
 import { createEventRecorder, type EventFilter, type InMemoryEventRecorder } from './events.js';
 import { ImageManager } from './images.js';
+import type { SecretGetter } from './pull-secrets.js';
 import { createHandlerRunner, type HandlerRunner } from './lifecycle.js';
 import type { ContainerRecord } from './pod-status.js';
 import { clearTimer, requestSync, requestSyncAfter } from './pod-workers.js';
@@ -93,6 +94,15 @@ export interface KubeletOptions {
    * at once.
    */
   lifecycleHandlers?: HandlerRunner;
+  /**
+   * The pods' pull Secrets (`imagePullSecrets`): from the API on a node, from the manifests'
+   * own Secret documents under `run`. None: every pull is anonymous.
+   */
+  getSecret?: SecretGetter;
+  /** KubeletConfiguration `serializeImagePulls` (default true; false when `maxParallelImagePulls` ≥ 2). */
+  serializeImagePulls?: boolean;
+  /** KubeletConfiguration `maxParallelImagePulls` (with `serializeImagePulls: false`; default no limit). */
+  maxParallelImagePulls?: number;
 }
 
 /** One change {@link Kubelet.watch} reports. */
@@ -113,8 +123,6 @@ export class Kubelet {
   private readonly backOff: CrashLoopBackOff;
   private readonly images: ImageManager;
   private readonly hookRunner: HandlerRunner;
-  /** `<pod uid>/<container>` → when its image may be tried again (after ErrImagePull and the like). */
-  private readonly imageRetryAt = new Map<string, number>();
   private readonly pods = new Map<string, PodRecord>();
   private readonly unsubscribe: Array<() => void> = [];
   private housekeepingTimer: unknown;
@@ -137,7 +145,10 @@ export class Kubelet {
       clock: this.clock,
       ...(options.maxContainerRestartPeriodMs !== undefined ? { maxContainerRestartPeriodMs: options.maxContainerRestartPeriodMs } : {}),
     });
-    this.images = new ImageManager(this.runtime, this.clock);
+    this.images = new ImageManager(this.runtime, this.clock, {
+      ...(options.serializeImagePulls !== undefined ? { serializeImagePulls: options.serializeImagePulls } : {}),
+      ...(options.maxParallelImagePulls !== undefined ? { maxParallelImagePulls: options.maxParallelImagePulls } : {}),
+    });
     this.hookRunner =
       options.lifecycleHandlers ??
       createHandlerRunner({
@@ -172,7 +183,7 @@ export class Kubelet {
       backOff: this.backOff,
       images: this.images,
       hookRunner: this.hookRunner,
-      imageRetryAt: this.imageRetryAt,
+      getSecret: options.getSecret,
       syncBatching: options.syncBatching ?? (options.clock === undefined ? 'turn' : 'microtask'),
       relistPhaseMs: this.relistPhaseMs,
       closed: false,
@@ -324,7 +335,6 @@ export class Kubelet {
     clearTimer(this.ctx, rec);
     this.pods.delete(uid);
     this.statusManager.removePod(uid);
-    for (const key of this.imageRetryAt.keys()) if (key.startsWith(`${uid}/`)) this.imageRetryAt.delete(key);
   }
 
   /** Deletes every pod gracefully, then stops probing and the runtime. Nothing is left running. */
@@ -438,9 +448,6 @@ export class Kubelet {
       this.probeManager.cleanupPods(desired);
       this.backOff.gc();
       this.images.gc(desired);
-      for (const key of this.imageRetryAt.keys()) {
-        if (!desired.has(key.slice(0, key.indexOf('/')))) this.imageRetryAt.delete(key);
-      }
       this.scheduleHousekeeping();
     }, HOUSEKEEPING_PERIOD_MS);
   }

@@ -14,8 +14,10 @@ export const SYNC_FREQUENCY_MS = 60_000;
 const WORKER_RESYNC_JITTER_FACTOR = 0.5;
 /** `workerBackOffPeriodJitterFactor` (pod_workers.go): a sync that failed is requeued up to this much later. */
 const WORKER_BACK_OFF_JITTER_FACTOR = 0.5;
+/** `backOffPeriod` (kubelet.go): a failed sync is requeued after this, jittered (requeueAfterBackOff). */
+export const BACK_OFF_PERIOD_MS = 10_000;
 /** How soon a container whose spec the runtime refused is tried again (the pod worker's back-off). */
-export const CONFIG_ERROR_RETRY_MS = 10_000;
+export const CONFIG_ERROR_RETRY_MS = BACK_OFF_PERIOD_MS;
 /** Immediate re-syncs of one pod in a row before the loop yields to timers and I/O (a safety net). */
 const MAX_IMMEDIATE_SYNCS = 10;
 

@@ -34,8 +34,13 @@ export async function syncPod(ctx: KubeletContext, rec: PodRecord): Promise<void
     return;
   }
   ctx.probeManager.addPod(rec.pod);
-  if (!rec.sandbox) rec.sandbox = await ctx.runtime.runPodSandbox(rec.pod);
   rec.changed = false;
+  if (!rec.sandbox) {
+    rec.sandbox = await ctx.runtime.runPodSandbox(rec.pod);
+    // A new sandbox is a PLEG event: the pod is synced again at the next relist, even when
+    // nothing else of this sync changed (a container whose image could not be pulled).
+    rec.changed = true;
+  }
   rec.backedOff = false;
   await syncContainers(ctx, rec);
   if (regularContainersDone({ pod: rec.pod, containers: [...rec.containers.values()], initialized: rec.initialized })) {

@@ -21,6 +21,8 @@ import { errorMessage, httpStatus, type KubeClients } from './kube.js';
 import type { NodeIdentity } from './node-object.js';
 import { startPodSource, type PodSource } from './pod-source.js';
 import { createStatusSink, type StatusSink } from './status-sink.js';
+import { apiSecretGetter } from './pull-secrets.js';
+import type { ImagePullerOptions } from '../kubelet/image-puller.js';
 import { VOLUMES_NOT_MOUNTED_REASON, volumesNotMountedMessage, withoutVolumes } from './volumes.js';
 
 /** The Node it registers (name, versions, port, address, taints, labels: {@link NodeIdentity}), and how it runs. */
@@ -54,6 +56,8 @@ export interface NodeAgentOptions extends Omit<NodeIdentity, 'capacity'> {
   signal?: AbortSignal;
   /** The machine's stats for the pressure conditions (readMachineStats); none: never under pressure (a simulated fleet). */
   machineStats?: NodeHealthOptions['machineStats'];
+  /** `serializeImagePulls` / `maxParallelImagePulls` (default: one pull at a time). */
+  imagePulls?: ImagePullerOptions;
   /** The hard eviction thresholds (`--eviction-hard`; default the kubelet's). */
   evictionHard?: NodeHealthOptions['thresholds'];
 }
@@ -156,6 +160,9 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     ...(options.lifecycleHandlers ? { lifecycleHandlers: options.lifecycleHandlers } : {}),
     relistPhaseMs: options.relistPhaseMs ?? clock.now() % PLEG_RELIST_PERIOD_MS,
     ...(options.flightRecorder === false ? { flightRecorder: false } : {}),
+    // imagePullSecrets from the API, and the image pull settings (`--serialize-image-pulls`).
+    getSecret: apiSecretGetter(clients),
+    ...options.imagePulls,
   });
   const statusSink: StatusSink = createStatusSink(clients, options.address, log, clock);
   const offStatus = kubelet.onPodStatus((pod) => statusSink.offer(pod));

@@ -48,6 +48,15 @@ export interface ContainerEvent {
 }
 
 /** A runtime's image, as CRI `ImageStatus` reports it. */
+/**
+ * Registry credentials for one pull (CRI `AuthConfig`): what the kubelet's keyring takes from a
+ * `kubernetes.io/dockerconfigjson` Secret — user and password (an entry's `auth` decoded).
+ */
+export interface RegistryAuth {
+  username: string;
+  password: string;
+}
+
 export interface ImageInfo {
   /** The image's ID (CRI `image_ref`), e.g. `sha256:…`. */
   ref: string;
@@ -93,8 +102,11 @@ export interface ContainerRuntime {
    * without images omit this and `pullImage`; the kubelet then has nothing to pull.
    */
   imageStatus?(image: string): Promise<ImageInfo | undefined>;
-  /** CRI `PullImage`; rejects with the runtime's reason. */
-  pullImage?(image: string, pod: Pod): Promise<ImageInfo>;
+  /**
+   * CRI `PullImage`, with the credentials the kubelet's keyring found for the image in the
+   * pod's pull secrets (none: anonymously); rejects with the runtime's reason.
+   */
+  pullImage?(image: string, pod: Pod, auth?: RegistryAuth): Promise<ImageInfo>;
   /**
    * After a restart of `probelet node`: what an earlier run of the same node left of this
    * pod, which from now on is this runtime's own (stopped, removed, listed, probed like the

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Container, Pod, PodSpec } from '../../src/api/types.js';
-import { Kubelet } from '../../src/kubelet/kubelet.js';
+import { Kubelet, type KubeletOptions } from '../../src/kubelet/kubelet.js';
 import { createCriClient } from '../../src/runtime/cri/client.js';
 import { createCriRuntime, type CriRuntime } from '../../src/runtime/cri/cri-runtime.js';
 import { RUN_LABEL } from '../../src/runtime/cri/pod-config.js';
@@ -89,10 +89,11 @@ export async function startRuntimeKubelet<R extends ContainerRuntime & { runID: 
   makeRuntime: (runDir: string) => Promise<R>,
   leftIn: (runID: string) => Promise<string[]>,
   where: string,
+  options: Omit<KubeletOptions, 'runtime'> = {},
 ): Promise<RuntimeHarness<R>> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'probelet-rt-')));
   const runtime = await makeRuntime(join(dir, 'pods'));
-  const kubelet = new Kubelet({ runtime });
+  const kubelet = new Kubelet({ runtime, ...options });
   const history: Harness['history'] = new Map();
   kubelet.onPodStatus((pod) => {
     const name = pod.metadata?.name ?? '';
@@ -105,9 +106,9 @@ export async function startRuntimeKubelet<R extends ContainerRuntime & { runID: 
   return h;
 }
 
-/** A kubelet over a fresh CRI runtime, closed by {@link stopCriKubelets}(testId). */
-export function startCriKubelet(testId: string): Promise<CriHarness> {
-  return startRuntimeKubelet(testId, (runDir) => createCriRuntime({ endpoint: CRI_ENDPOINT, runDir }), leftInRuntime, 'containerd');
+/** A kubelet (with `options`: pull secrets, pull settings) over a fresh CRI runtime, closed by {@link stopCriKubelets}(testId). */
+export function startCriKubelet(testId: string, options: Omit<KubeletOptions, 'runtime'> = {}): Promise<CriHarness> {
+  return startRuntimeKubelet(testId, (runDir) => createCriRuntime({ endpoint: CRI_ENDPOINT, runDir }), leftInRuntime, 'containerd', options);
 }
 
 /** Closes the test's kubelets; nothing of theirs may be left in the runtime or in /proc. */

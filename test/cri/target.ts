@@ -17,8 +17,11 @@ export interface RuntimeTarget {
   stop(testId: string): Promise<void>;
   /** The container ID's scheme in pod statuses (`containerd://`, `docker://`). */
   idScheme: string;
-  /** Words of the pull failure's hint that name how to get an image into this runtime. */
-  importHint: string;
+  /**
+   * Words of the pull failure's hint that name how to get an image into this runtime, when its
+   * `Failed` event carries one (the CRI runtime's carries the runtime's words only, as the kubelet's).
+   */
+  importHint?: string;
   /** A log file's lines as `<stream> <text>` (CRI) or `<text>` (raw), sorted. */
   logLines(file: string): string[];
   /** How a line `text` of `stream` reads in {@link logLines}. */
@@ -33,7 +36,6 @@ export const criTarget: RuntimeTarget = {
   start: startCriKubelet,
   stop: stopRuntimeKubelets,
   idScheme: 'containerd://',
-  importHint: 'ctr -n k8s.io image import',
   logLines: (file) => readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => l.replace(/^\S+ /, '')).sort(),
   logLine: (stream, text) => `${stream} F ${text}`,
   removeBehindBack: async (id) => {

@@ -7,7 +7,7 @@
  * pod's first container has run for the scenario's duration, by the agent's own timeline.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,7 @@ import { podLineReader } from '../../src/cli/run/json-lines.js';
 import type { KubeApi } from './kube-api.js';
 import type { ProbeServer } from './probe-server.js';
 import { conditionRecords, containerRecords, eventRecords, firstStartMs, type OracleRecord, type PodSnapshot } from './record.js';
-import { ORACLE_NAMESPACE, type Scenario } from './scenarios.js';
+import { ORACLE_NAMESPACE, type ApiObject, type Scenario } from './scenarios.js';
 
 /** A scenario with its server (if any) for one agent. */
 export interface Prepared {
@@ -45,14 +45,15 @@ function record(agent: OracleRecord['agent'], version: string, p: Prepared, snap
 }
 
 /**
- * Calls `done(t0Ms)` once the first container has started and the scenario's duration has
- * passed since, or rejects when nothing started within START_LIMIT_MS.
+ * Resolves with the record's time zero once the scenario's duration has passed since it: the
+ * first container start, or with `from: 'created'` the pod's first appearance to the harness;
+ * rejects when nothing started (or appeared) within START_LIMIT_MS.
  */
 function whenDue(agent: OracleRecord['agent'], p: Prepared, snapshots: PodSnapshot[]): Promise<number> {
   const created = Date.now();
   return new Promise((resolve, reject) => {
     const timer = setInterval(() => {
-      const t0 = firstStartMs(snapshots);
+      const t0 = p.scenario.from === 'created' ? snapshots[0]?.atMs : firstStartMs(snapshots);
       if (t0 === undefined) {
         // Refused at admission (e.g. OutOfpods: another user's pods fill the node's maxPods).
         const status = snapshots.at(-1)?.pod.status;
@@ -69,6 +70,31 @@ function whenDue(agent: OracleRecord['agent'], p: Prepared, snapshots: PodSnapsh
       }
     }, 250);
   });
+}
+
+/** A scenario's objects in `namespace` (its manifests' own namespace replaced). */
+function objectsIn(objects: ApiObject[], namespace: string): ApiObject[] {
+  return objects.map((o) => ({ ...o, metadata: { ...o.metadata, namespace } }));
+}
+
+/** Creates or replaces namespaced objects through the API (Secrets: the only kind scenarios have). */
+async function applyObjects(api: KubeApi, objects: ApiObject[]): Promise<void> {
+  for (const o of objects) {
+    const base = `/api/v1/namespaces/${o.metadata.namespace ?? 'default'}/${o.kind.toLowerCase()}s`;
+    const made = await api.call('POST', base, o);
+    if (made.status === 409) {
+      const replaced = await api.call('PUT', `${base}/${o.metadata.name}`, o);
+      if (replaced.status !== 200) throw new Error(`replacing ${o.kind} ${o.metadata.name}: HTTP ${replaced.status}`);
+    } else if (made.status !== 201) {
+      throw new Error(`creating ${o.kind} ${o.metadata.name}: HTTP ${made.status} ${JSON.stringify(made.body).slice(0, 300)}`);
+    }
+  }
+}
+
+/** Runs each of the scenario's updates `at` seconds from now; returns what cancels those not yet run. */
+function scheduleUpdates(p: Prepared, apply: (objects: ApiObject[]) => Promise<void>, failed: (err: unknown) => void): () => void {
+  const timers = (p.scenario.updates ?? []).map((u) => setTimeout(() => void apply(u.objects()).catch(failed), u.at * 1000));
+  return () => timers.forEach((t) => clearTimeout(t));
 }
 
 export async function ensureNamespace(api: KubeApi, namespace: string): Promise<void> {
@@ -104,17 +130,25 @@ async function runOneOnNode(api: KubeApi, node: ApiNode, version: string, p: Pre
   const stop = api.watch<Pod>(`${base}?watch=1&fieldSelector=metadata.name%3D${name}`, (type, pod) => {
     if (type === 'ADDED' || type === 'MODIFIED') snapshots.push({ atMs: Date.now(), pod });
   });
+  const objects = objectsIn(p.scenario.objects?.() ?? [], node.namespace);
+  let cancelUpdates = (): void => undefined;
+  let updateError: unknown;
   try {
+    await applyObjects(api, objects);
     const created = await api.call('POST', base, { ...manifest, spec: { ...manifest.spec, nodeName: node.nodeName } });
     if (created.status !== 201) throw new Error(`creating pod ${name}: HTTP ${created.status} ${JSON.stringify(created.body).slice(0, 300)}`);
+    cancelUpdates = scheduleUpdates(p, (next) => applyObjects(api, objectsIn(next, node.namespace)), (err) => (updateError = err));
     const uid = (created.body as Pod).metadata?.uid ?? '';
     const t0 = await whenDue(node.agent, p, snapshots);
+    if (updateError !== undefined) throw updateError instanceof Error ? updateError : new Error(String(updateError));
     // By UID: events of an earlier pod of the same name (an earlier run) stay for an hour.
     const events = await api.call<{ items: Event[] }>('GET', `/api/v1/namespaces/${node.namespace}/events?fieldSelector=involvedObject.uid%3D${uid}`);
     return record(node.agent, version, p, snapshots, events.body.items ?? [], t0);
   } finally {
     stop();
+    cancelUpdates();
     await api.call('DELETE', `${base}/${name}?gracePeriodSeconds=0`);
+    for (const o of objects) await api.call('DELETE', `/api/v1/namespaces/${node.namespace}/${o.kind.toLowerCase()}s/${o.metadata.name}`);
   }
 }
 
@@ -142,13 +176,37 @@ export async function runOnNode(api: KubeApi, target: ApiNode, prepared: Prepare
 export async function runOnProbelet(criEndpoint: string, version: string, prepared: Prepared[]): Promise<Map<string, OracleRecord | Error>> {
   const dir = mkdtempSync(join(tmpdir(), 'probelet-oracle-'));
   const file = join(dir, 'pods.yaml');
-  writeFileSync(file, prepared.map((p) => dump(p.scenario.pod(p.server?.port ?? 0))).join('---\n'));
+  // The pods and their objects (pull Secrets) in one manifest; an update rewrites it (run reads
+  // its Secrets from the files again when they change), by a rename so no read sees half of it.
+  const objects = new Map<string, ApiObject>();
+  const key = (o: ApiObject): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+  for (const p of prepared) for (const o of p.scenario.objects?.() ?? []) objects.set(key(o), o);
+  const writeManifest = (): void => {
+    const docs = [...objects.values(), ...prepared.map((p) => p.scenario.pod(p.server?.port ?? 0))];
+    writeFileSync(`${file}.new`, docs.map((d) => dump(d)).join('---\n'));
+    renameSync(`${file}.new`, file);
+  };
+  writeManifest();
+  // Each scenario's updates are timed from its pod's first appearance, as on the kubelet from
+  // the pod's creation (the run may take seconds to start under load).
+  const cancels: Array<() => void> = [];
+  const updateOnAppearance = (name: string): void => {
+    const p = prepared.find((x) => x.scenario.pod(0).metadata?.name === name);
+    if (p?.scenario.updates === undefined) return;
+    const apply = (next: ApiObject[]): Promise<void> => {
+      for (const o of next) objects.set(key(o), o);
+      writeManifest();
+      return Promise.resolve();
+    };
+    cancels.push(scheduleUpdates(p, apply, () => undefined));
+  };
   const longest = Math.max(...prepared.map((p) => p.scenario.duration));
   const child = spawn(
     process.execPath,
     // Its container logs under the harness's own directory (removed below): a scenario whose
     // container crashes would otherwise keep a probelet-run-* directory, as run does for users.
-    [PROBELET_BIN, 'run', '--runtime', 'cri', '--cri-endpoint', criEndpoint, '-o', 'json', '--listen', '127.0.0.1:0', '--timeout', `${longest + START_LIMIT_MS / 1000 + 60}s`, '--log-dir', join(dir, 'logs'), file],
+    // Image pulls as the cluster's kubelet makes them (cluster/up.sh: serializeImagePulls: false).
+    [PROBELET_BIN, 'run', '--runtime', 'cri', '--cri-endpoint', criEndpoint, '--serialize-image-pulls', 'false', '-o', 'json', '--listen', '127.0.0.1:0', '--timeout', `${longest + START_LIMIT_MS / 1000 + 60}s`, '--log-dir', join(dir, 'logs'), file],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const snapshots = new Map<string, PodSnapshot[]>();
@@ -170,6 +228,7 @@ export async function runOnProbelet(criEndpoint: string, version: string, prepar
       if (pod !== undefined) {
         const name = pod.metadata?.name ?? '';
         const own = snapshots.get(name) ?? [];
+        if (own.length === 0) updateOnAppearance(name);
         own.push({ atMs: Date.now(), pod });
         snapshots.set(name, own);
       } else if (item.type === 'event' && item.event !== undefined) {
@@ -200,6 +259,7 @@ export async function runOnProbelet(criEndpoint: string, version: string, prepar
       }),
     );
   } finally {
+    for (const cancel of cancels) cancel();
     child.kill('SIGTERM');
     await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);
     if (child.exitCode === null) child.kill('SIGKILL');

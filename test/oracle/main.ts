@@ -12,9 +12,12 @@
  * ending at the run's end at the latest. The run holds the cluster state dir's lock.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { takeClusterLock } from '../../cluster/lock.mjs';
 import { startLoad } from './load.js';
 import { clusterKubeconfig, formatOutcome, type MeasuredRun, ROOT, runOracleMeasured } from './oracle.js';
+import { registryUnavailable } from './registry.js';
 import { SCENARIOS } from './scenarios.js';
 
 /** probelet's containerd instance; `PROBELET_ORACLE_INSTANCE` for a second run beside this one. */
@@ -29,7 +32,7 @@ async function main(argv: string[]): Promise<number> {
     for (const s of SCENARIOS) console.log(`${s.name.padEnd(30)} ${String(s.duration).padStart(4)} s  ${s.about}`);
     return 0;
   }
-  const scenarios = SCENARIOS.filter((s) => (only === undefined || only.includes(s.name)) && (!fast || s.fast === true));
+  let scenarios = SCENARIOS.filter((s) => (only === undefined || only.includes(s.name)) && (!fast || s.fast === true));
   if (scenarios.length === 0) {
     console.error(`oracle: no scenario matches; names: ${SCENARIOS.map((s) => s.name).join(', ')}`);
     return 2;
@@ -44,6 +47,18 @@ async function main(argv: string[]): Promise<number> {
   if ('why' in cluster) {
     console.error(`oracle: ${cluster.why}`);
     return 1;
+  }
+  // The registry scenarios need both agents to pull from registry:up's registries.
+  const pulling = scenarios.filter((s) => s.needsRegistry === true);
+  const noRegistry = pulling.length > 0 ? registryUnavailable(kubeletCriDir(cluster.path)) : undefined;
+  if (noRegistry !== undefined) {
+    const names = pulling.map((s) => s.name).join(', ');
+    if (only !== undefined) {
+      console.error(`oracle: cannot run ${names}: ${noRegistry}`);
+      return 1;
+    }
+    console.error(`oracle: leaving out ${names}: ${noRegistry}`);
+    scenarios = scenarios.filter((s) => s.needsRegistry !== true);
   }
   await takeClusterLock('oracle', `${ROOT}cluster/lock.sh`);
   const started = Date.now();
@@ -81,6 +96,13 @@ async function main(argv: string[]): Promise<number> {
     load?.stop();
     execFileSync('bash', [`${ROOT}scripts/cri-down.sh`, '--name', CRI_INSTANCE], { stdio: ['ignore', 'inherit', 'inherit'] });
   }
+}
+
+/** The directory of the containerd the cluster's kubelet runs on: beside its admin kubeconfig, its kubelet.yaml names the socket. */
+function kubeletCriDir(kubeconfig: string): string {
+  const config = readFileSync(join(dirname(kubeconfig), 'kubelet.yaml'), 'utf8');
+  const socket = /^containerRuntimeEndpoint: unix:\/\/(\S+)$/m.exec(config)?.[1] ?? '';
+  return dirname(socket);
 }
 
 /** `load 8.1 (max 12.3), kubelet late ≤ 0.4 s (relist p99 +0.2 s, sync p99 0.2 s)` */

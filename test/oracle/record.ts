@@ -18,7 +18,7 @@ export interface EventRecord {
   object: string;
   reason: string;
   type: string;
-  /** The message with pod UIDs written `<uid>` (they differ between agents and runs). */
+  /** The message with pod UIDs written `<uid>` (they differ between agents and runs) and a `Pulled` event's times `<duration>`. */
   message: string;
   count: number;
   /** Seconds from the first start to firstTimestamp / lastTimestamp (whole seconds, as the API keeps them). */
@@ -73,6 +73,13 @@ export interface OracleRecord {
 }
 
 const UID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+/** The two durations of a `Pulled` event (`in 1.2s (1.5s including waiting)`): the runtime's and the load's, not the agent's. */
+const PULL_TIMES = /in [\d.]+[µmhs]+(?:[\d.]+[µms]+)* \([\d.]+[µmhs]+(?:[\d.]+[µms]+)* including waiting\)/;
+
+/** An event's message as compared: pod UIDs and pull times masked. */
+function maskedMessage(message: string): string {
+  return message.replace(UID, '<uid>').replace(PULL_TIMES, 'in <duration> (<duration> including waiting)');
+}
 
 function seconds(iso: string | undefined, t0Ms: number): number | undefined {
   if (iso === undefined) return undefined;
@@ -157,7 +164,7 @@ export function eventRecords(events: Event[], t0Ms: number): EventRecord[] {
       object: e.involvedObject?.fieldPath ?? '',
       reason: e.reason ?? '',
       type: e.type ?? '',
-      message: (e.message ?? '').replace(UID, '<uid>'),
+      message: maskedMessage(e.message ?? ''),
       count: e.count ?? 1,
       first: seconds(e.firstTimestamp ?? e.eventTime, t0Ms) ?? 0,
       last: seconds(e.lastTimestamp ?? e.firstTimestamp ?? e.eventTime, t0Ms) ?? 0,

@@ -17,6 +17,7 @@
  */
 import type { Container, Pod, Probe } from '../../src/api/types.js';
 import type { Responder, ServerKind } from './probe-server.js';
+import { PRIVATE_IMAGE, PUBLIC_IMAGE, PUBLIC_REGISTRY, registrySecret } from './registry.js';
 
 export const ORACLE_IMAGE = 'probelet.local/busybox:test';
 /**
@@ -48,6 +49,32 @@ export interface Scenario {
   server?: { kind: ServerKind; respond?: Responder };
   /** The pod for a server on `port` (0 when the scenario has none). */
   pod(port: number): Pod;
+  /**
+   * Time zero of the records and of `duration`: the first container start (the default), or
+   * the pod's creation (`created`: its first appearance to the harness, on both agents) for
+   * scenarios whose containers start late or never (image pulls that fail).
+   */
+  from?: 'created';
+  /**
+   * Objects the pod needs (its pull Secrets), in its namespace: created through the API
+   * before the pod on the kubelet, documents of `probelet run`'s manifest beside it.
+   */
+  objects?: () => ApiObject[];
+  /**
+   * Changes while it runs: `at` seconds after the pod's creation these objects replace theirs
+   * (a Secret's new password) — through the API, and by rewriting `run`'s manifest.
+   */
+  updates?: Array<{ at: number; objects: () => ApiObject[] }>;
+  /** Runs only where the test registries are (registry:up) and the kubelet's containerd trusts them. */
+  needsRegistry?: boolean;
+}
+
+/** A namespaced API object of a scenario (a Secret). */
+export interface ApiObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [field: string]: unknown;
 }
 
 function pod(name: string, containers: Container[], extra: Partial<NonNullable<Pod['spec']>> = {}): Pod {
@@ -514,5 +541,44 @@ export const SCENARIOS: Scenario[] = [
           lifecycle: { preStop: { exec: { command: ['sh', '-c', 'exit 3'] } } },
         },
       ]),
+  },
+  {
+    name: 'registry-pull',
+    about: 'imagePullPolicy Always from the TLS test registry (registry:up): Pulling, Pulled with its time and size, then the start',
+    duration: 20,
+    tolerance: RELIST + RUNTIME,
+    from: 'created',
+    needsRegistry: true,
+    pod: () => pod('registry-pull', [{ ...app(SLEEP), image: PUBLIC_IMAGE, imagePullPolicy: 'Always' }]),
+  },
+  {
+    name: 'registry-missing-tag',
+    about: 'a tag the registry does not have: Failed (NotFound), ErrImagePull, then ImagePullBackOff with the 10 s → 20 s back-off, each failed sync requeued after 10 s × jitter',
+    duration: 60,
+    tolerance: RELIST + REQUEUE + RUNTIME,
+    from: 'created',
+    needsRegistry: true,
+    pod: () => pod('registry-missing-tag', [{ ...app(SLEEP), image: `${PUBLIC_REGISTRY}/probelet/busybox:missing` }]),
+  },
+  {
+    name: 'registry-wrong-password',
+    about: 'a private image whose pull Secret has a wrong password (401, ErrImagePull, back-off); the Secret updated at 22 s (between the second pull and the third, whatever the jitter), the third pull works and the container starts',
+    duration: 60,
+    tolerance: RELIST + REQUEUE + RUNTIME,
+    from: 'created',
+    needsRegistry: true,
+    objects: () => [registrySecret('oracle-pull-password', ORACLE_NAMESPACE, 'wrong-password')],
+    updates: [{ at: 22, objects: () => [registrySecret('oracle-pull-password', ORACLE_NAMESPACE)] }],
+    pod: () =>
+      pod('registry-wrong-password', [{ ...app(SLEEP), image: PRIVATE_IMAGE, imagePullPolicy: 'Always' }], { imagePullSecrets: [{ name: 'oracle-pull-password' }] }),
+  },
+  {
+    name: 'registry-never-absent',
+    about: 'imagePullPolicy Never and the image not on the node: ErrImageNeverPull at each sync (requeued after 10 s × jitter), no pull',
+    duration: 40,
+    tolerance: RELIST + REQUEUE + RUNTIME,
+    from: 'created',
+    needsRegistry: true,
+    pod: () => pod('registry-never-absent', [{ ...app(SLEEP), image: `${PUBLIC_REGISTRY}/probelet/busybox:never-pulled`, imagePullPolicy: 'Never' }]),
   },
 ];

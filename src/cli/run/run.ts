@@ -43,8 +43,12 @@ import { processSignals, processTerminal, type SignalSource, type Terminal } fro
 import { clearLongTimeout, setLongTimeout } from '../../util/timer.js';
 import { fdShortfall, fdShortfallMessage, outOfFdsRejection } from './fds.js';
 import { makeDirs } from '../../util/make-dirs.js';
+import { addImagePullOptions, imagePullOptions, type ImagePullFlags } from '../image-pulls.js';
+import { manifestSecretGetter } from './pull-secrets.js';
+import type { SecretGetter } from '../../kubelet/pull-secrets.js';
+import type { ImagePullerOptions } from '../../kubelet/image-puller.js';
 
-interface RunFlags extends RuntimeFlags {
+interface RunFlags extends RuntimeFlags, ImagePullFlags {
   listen: string;
   output: OutputFormat;
   exitOnReady?: boolean;
@@ -96,7 +100,8 @@ export function registerRunCommand(
     .option('--host-writes', 'process runtime: run pods whose commands write to host paths outside /tmp (refused otherwise)')
     .option('--log-dir <dir>', 'write container logs to this directory (created if needed) and keep them')
     .option('--keep-logs', 'keep the temporary log directory at exit (by default it is removed unless the run failed or a container crashed)')
-    .addOption(probeCloseOption())
+    .addOption(probeCloseOption());
+  addImagePullOptions(command)
     .action(async (files: string[], flags: RunFlags & { filename?: string[] }, cmd: Command) => {
       setExit(await runPods(inputPaths(files, flags.filename), flags, io, env, cmd.getOptionValueSource('runtime') === 'cli'));
     });
@@ -110,6 +115,7 @@ export function registerRunCommand(
 async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvironment, runtimeGiven: boolean): Promise<number> {
   const timeoutMs = flags.timeout === undefined ? undefined : parseDuration(flags.timeout, '--timeout');
   const listen = parseListen(flags.listen);
+  const imagePulls = imagePullOptions(flags);
   if (files.length === 0) throw new CliUsageError('run: give at least one manifest (FILE, -f FILE, or - for standard input)');
   await requireReadable(files);
 
@@ -160,7 +166,8 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
     let code: number = EXIT_USAGE;
     const crashed = new Map<string, CrashNote>();
     try {
-      code = await runKubelet({ pods: admitted.pods, files, flags, timeoutMs, runDir: logs.dir, api, io, env, crashed, volumes });
+      const secrets = manifestSecretGetter(files, loaded.configs);
+      code = await runKubelet({ pods: admitted.pods, files, flags, timeoutMs, runDir: logs.dir, api, io, env, crashed, volumes, images: { ...imagePulls, getSecret: secrets } });
     } finally {
       // The logs are about the run: a dropped document does not make them worth keeping,
       // a container that crashed does, whatever the exit code.
@@ -258,10 +265,12 @@ interface Session {
   crashed: Map<string, CrashNote>;
   /** The docker runtime's volume policy and the manifests' ConfigMaps and Secrets. */
   volumes: VolumePolicy;
+  /** The Kubelet's image pull settings and the pods' pull Secrets (from the manifests). */
+  images: ImagePullerOptions & { getSecret: SecretGetter };
 }
 
 /** Runs the admitted pods until a reason to stop, then deletes them; returns the exit code. */
-async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env, crashed, volumes }: Session): Promise<number> {
+async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env, crashed, volumes, images }: Session): Promise<number> {
   // A log that could not be written (a full disk): said at once, the run goes on, exit 1 at the end.
   let logsLost = false;
   const attached: { kubelet?: Kubelet } = {};
@@ -279,7 +288,7 @@ async function runKubelet({ pods, files, flags, timeoutMs, runDir, api, io, env,
       io.stderr(`probelet: ${pod?.metadata?.name ?? container.podUID}/${container.name}: ${message}; probelet will exit ${EXIT_FAILED}\n`);
     },
   });
-  const kubelet = new Kubelet({ runtime, kubeletRestart: flags.kubeletRestart === true, probeClose: flags.probeClose, relistPhaseMs });
+  const kubelet = new Kubelet({ runtime, kubeletRestart: flags.kubeletRestart === true, probeClose: flags.probeClose, relistPhaseMs, ...images });
   attached.kubelet = kubelet;
   api.attach(kubelet);
   let outputLost = false;

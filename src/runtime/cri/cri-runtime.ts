@@ -28,7 +28,7 @@ import { resolveContainerEnv } from '../env.js';
 import { containerFieldPath } from '../input-error.js';
 import { DEFAULT_LOG_TAIL_BYTES } from '../logs.js';
 import { containerEvents } from '../container-events.js';
-import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
+import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RegistryAuth, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
 import type { CriClient } from './client.js';
 import { GrpcStatus, grpcCode, grpcMessage } from './grpc-error.js';
 import { readCriLogTail } from './cri-logs.js';
@@ -241,14 +241,25 @@ export class CriRuntime implements ContainerRuntime {
     return { ref: res.image.id, size: res.image.size };
   }
 
-  async pullImage(image: string, pod: Pod): Promise<ImageInfo> {
+  /**
+   * `PullImage` with the pod's sandbox config and, when the kubelet's keyring found some, the
+   * registry credentials (CRI `AuthConfig`); the error is the runtime's gRPC status as the
+   * kubelet's events show it (`rpc error: code = NotFound desc = …`), nothing added — and for
+   * code Unknown the runtime's message alone, as the kubelet's CRI client strips that code
+   * (cri-client remote_image.go PullImage: "they add no value").
+   */
+  async pullImage(image: string, pod: Pod, auth?: RegistryAuth): Promise<ImageInfo> {
+    let res: cri.PullImageResponse;
     try {
-      const res = await this.client.PullImage({ image: { image }, sandbox_config: podSandboxConfig(pod, this.runDir, this.owner) }, PULL_TIMEOUT_MS);
-      const status = await this.imageStatus(image).catch(() => undefined);
-      return { ref: res.image_ref, ...(status?.size !== undefined ? { size: status.size } : {}) };
+      res = await this.client.PullImage(
+        { image: { image }, ...(auth ? { auth: { username: auth.username, password: auth.password } } : {}), sandbox_config: podSandboxConfig(pod, this.runDir, this.owner) },
+        PULL_TIMEOUT_MS,
+      );
     } catch (err) {
-      throw new Error(`${goStatusText(err)}${pullHint(grpcMessage(err))}`);
+      throw new Error(grpcCode(err) === GrpcStatus.UNKNOWN ? grpcMessage(err) : goStatusText(err));
     }
+    const status = await this.imageStatus(image).catch(() => undefined);
+    return { ref: res.image_ref, ...(status?.size !== undefined ? { size: status.size } : {}) };
   }
 
   // --- status -------------------------------------------------------------------------
@@ -778,13 +789,4 @@ async function ignoreNotFound(call: Promise<unknown>): Promise<void> {
 function goStatusText(err: unknown): string {
   const code = grpcCode(err);
   return code === undefined ? grpcMessage(err) : goStatusErrorText(code, grpcMessage(err));
-}
-
-/** What to do about an image the runtime cannot pull (no registry reachable, unknown name). */
-function pullHint(detail: string): string {
-  if (!/failed to resolve reference|not found|connection refused|no such host|i\/o timeout/i.test(detail)) return '';
-  return (
-    ' (the image is neither on this machine nor pullable: check its name, or import it into the runtime ' +
-    '— e.g. `ctr -n k8s.io image import IMAGE.tar` — and use imagePullPolicy IfNotPresent)'
-  );
 }

@@ -6,6 +6,7 @@
 
 /** The gRPC status codes the CRI runtime tells apart (grpc/status.h). */
 export const GrpcStatus = {
+  UNKNOWN: 2,
   DEADLINE_EXCEEDED: 4,
   NOT_FOUND: 5,
   UNIMPLEMENTED: 12,

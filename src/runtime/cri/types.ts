@@ -183,8 +183,19 @@ export interface ImageStatusResponse {
   image?: Image | null;
 }
 
+/** CRI `AuthConfig`: the credentials of one pull. */
+export interface AuthConfig {
+  username?: string;
+  password?: string;
+  auth?: string;
+  server_address?: string;
+  identity_token?: string;
+  registry_token?: string;
+}
+
 export interface PullImageRequest {
   image: ImageSpec;
+  auth?: AuthConfig;
   sandbox_config?: PodSandboxConfig;
 }
 export interface PullImageResponse {

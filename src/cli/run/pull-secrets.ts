@@ -1,0 +1,50 @@
+/**
+ * `probelet run`'s pull Secrets: there is no API server, so a pod's `imagePullSecrets` name
+ * Secret documents of the manifests themselves. The files are read again at each pull that
+ * needs them (never for standard input, which is read once), as the kubelet's secret manager
+ * follows a Secret's updates: fix a wrong password in the file and the next pull uses it.
+ */
+import { stat } from 'node:fs/promises';
+import { loadManifests, STDIN_PATH, type ManifestConfig } from '../../api/documents.js';
+import type { PullSecret, SecretGetter } from '../../kubelet/pull-secrets.js';
+
+/** The getter over `files`, starting from the Secrets already loaded with the pods. */
+export function manifestSecretGetter(files: readonly string[], loaded: readonly ManifestConfig[]): SecretGetter {
+  let configs = loaded;
+  const rereadable = !files.includes(STDIN_PATH);
+  let seen: string | undefined;
+  return async (namespace, name) => {
+    // Read again only when a file changed (size or time): a big manifest is not parsed per pull.
+    const now = rereadable ? await signature(files) : undefined;
+    if (now !== undefined && now !== seen) {
+      // A file that cannot be read now (being rewritten) leaves the last Secrets in force.
+      const load = await loadManifests(files).catch(() => undefined);
+      if (load) {
+        configs = load.configs ?? [];
+        seen = now;
+      }
+    }
+    const doc = configs.find((c) => c.kind === 'Secret' && (c.namespace || 'default') === namespace && c.name === name);
+    return doc === undefined ? undefined : asPullSecret(doc.value);
+  };
+}
+
+/** The files' sizes and modification times, or undefined when one cannot be read. */
+async function signature(files: readonly string[]): Promise<string | undefined> {
+  try {
+    const stats = await Promise.all(files.map((f) => stat(f)));
+    return stats.map((s) => `${s.size}:${s.mtimeMs}`).join(',');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The Secret as the API would serve it: `stringData` merged into `data` (base64), which it wins over. */
+function asPullSecret(value: Record<string, unknown>): PullSecret {
+  const data: Record<string, string> = {};
+  const strings = (field: unknown): [string, string][] =>
+    field && typeof field === 'object' ? Object.entries(field).filter((e): e is [string, string] => typeof e[1] === 'string') : [];
+  for (const [k, b64] of strings(value['data'])) data[k] = b64;
+  for (const [k, text] of strings(value['stringData'])) data[k] = Buffer.from(text, 'utf8').toString('base64');
+  return { ...(typeof value['type'] === 'string' ? { type: value['type'] } : {}), data };
+}

@@ -1,0 +1,215 @@
+/**
+ * The kubelet's registry credentials for a pull (upstream `getPullSecretsForPod` in
+ * kubelet_pods.go, and the keyring of pkg/credentialprovider that `EnsureImageExists` builds
+ * from those Secrets): each of the pod's `imagePullSecrets` is fetched — from the API on a
+ * node, from the manifests' own documents under `run` — and every
+ * `kubernetes.io/dockerconfigjson` (`.dockerconfigjson`: `{"auths": {KEY: ENTRY}}`) or legacy
+ * `kubernetes.io/dockercfg` (`.dockercfg`: `{KEY: ENTRY}`) entry whose key matches the image's
+ * repository gives one set of credentials. The kubelet tries them in the keyring's order
+ * (keys in reverse lexical order: a longer, more specific path first) until one pull works.
+ */
+import type { Pod } from '../api/types.js';
+import type { RegistryAuth } from '../runtime/types.js';
+
+/** A Secret as the keyring reads it: its type and its `data` (base64, as the API serves it). */
+export interface PullSecret {
+  type?: string;
+  data?: Record<string, string>;
+}
+
+/**
+ * Fetches a Secret of a namespace: undefined when it does not exist; rejects when it could not
+ * be read. The kubelet's secret manager on a node; the manifests' Secrets under `run`.
+ */
+export type SecretGetter = (namespace: string, name: string) => Promise<PullSecret | undefined>;
+
+/** `kubernetes.io/dockerconfigjson` and its key (core/v1 types.go). */
+const DOCKER_CONFIG_JSON_TYPE = 'kubernetes.io/dockerconfigjson';
+const DOCKER_CONFIG_JSON_KEY = '.dockerconfigjson';
+/** The legacy `kubernetes.io/dockercfg` and its key. */
+const DOCKERCFG_TYPE = 'kubernetes.io/dockercfg';
+const DOCKERCFG_KEY = '.dockercfg';
+
+/** The event `getPullSecretsForPod` records when a pull secret cannot be had. */
+export const FAILED_TO_RETRIEVE_PULL_SECRET = 'FailedToRetrieveImagePullSecret';
+
+/**
+ * `getPullSecretsForPod`: the pod's pull Secrets that could be fetched, and the names of those
+ * that could not (missing or unreadable: the kubelet goes on without them and says so in one
+ * Warning event, `failedMessage`). Entries without a name are skipped, as upstream does.
+ */
+export async function pullSecretsForPod(pod: Pod, getSecret: SecretGetter | undefined): Promise<{ secrets: PullSecret[]; failed: string[] }> {
+  const refs = (pod.spec?.imagePullSecrets ?? []).map((r) => r.name ?? '').filter((n) => n !== '');
+  if (refs.length === 0) return { secrets: [], failed: [] };
+  const namespace = pod.metadata?.namespace || 'default';
+  const secrets: PullSecret[] = [];
+  const failed: string[] = [];
+  for (const name of refs) {
+    const secret = getSecret ? await getSecret(namespace, name).catch(() => undefined) : undefined;
+    if (secret) secrets.push(secret);
+    else failed.push(name);
+  }
+  return { secrets, failed };
+}
+
+/** kubelet_pods.go's words for pull secrets it could not fetch. */
+export function failedPullSecretsMessage(failed: readonly string[]): string {
+  return `Unable to retrieve some image pull secrets (${failed.join(', ')}); attempting to pull the image may not succeed.`;
+}
+
+/** One keyring entry: the normalized key (`host[/path]`) and its credentials. */
+interface KeyringEntry {
+  key: string;
+  auth: RegistryAuth;
+}
+
+/**
+ * The credentials the Secrets hold for `image`, in the order the kubelet tries them (empty:
+ * pull anonymously). Secrets of another type, or whose config does not parse, give none, as
+ * `MakeDockerKeyring` skips them.
+ */
+export function lookupPullCredentials(secrets: readonly PullSecret[], image: string): RegistryAuth[] {
+  const entries: KeyringEntry[] = [];
+  for (const secret of secrets) entries.push(...keyringEntries(secret));
+  const keys = [...new Set(entries.map((e) => e.key))].sort().reverse();
+  const repo = repositoryOf(image);
+  const found: RegistryAuth[] = [];
+  for (const key of keys) {
+    if (keyMatches(key, repo)) for (const e of entries) if (e.key === key) found.push(e.auth);
+  }
+  if (found.length === 0 && isDefaultRegistry(repo)) {
+    for (const e of entries) if (e.key === DEFAULT_REGISTRY_HOST) found.push(e.auth);
+  }
+  return found;
+}
+
+function keyringEntries(secret: PullSecret): KeyringEntry[] {
+  let config: unknown;
+  if (secret.type === DOCKER_CONFIG_JSON_TYPE && secret.data?.[DOCKER_CONFIG_JSON_KEY]) {
+    config = (parseJson(secret.data[DOCKER_CONFIG_JSON_KEY]) as { auths?: unknown } | undefined)?.auths;
+  } else if (secret.type === DOCKERCFG_TYPE && secret.data?.[DOCKERCFG_KEY]) {
+    config = parseJson(secret.data[DOCKERCFG_KEY]);
+  }
+  if (!config || typeof config !== 'object') return [];
+  const out: KeyringEntry[] = [];
+  for (const [location, entry] of Object.entries(config as Record<string, unknown>)) {
+    const key = keyOf(location);
+    const auth = entry && typeof entry === 'object' ? credentialsOf(entry as Record<string, unknown>) : undefined;
+    if (key !== undefined && auth) out.push({ key, auth });
+  }
+  return out;
+}
+
+function parseJson(base64: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(base64, 'base64').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** An entry's user and password; `auth` (base64 `user:password`) stands in for missing ones, as DockerConfigEntry's decoding does. */
+function credentialsOf(entry: Record<string, unknown>): RegistryAuth | undefined {
+  let username = typeof entry['username'] === 'string' ? entry['username'] : '';
+  let password = typeof entry['password'] === 'string' ? entry['password'] : '';
+  if (typeof entry['auth'] === 'string' && entry['auth'] !== '') {
+    const text = Buffer.from(entry['auth'], 'base64').toString('utf8');
+    const colon = text.indexOf(':');
+    if (colon < 0) return undefined;
+    username = text.slice(0, colon);
+    password = text.slice(colon + 1);
+  }
+  return { username, password };
+}
+
+/** BasicDockerKeyring.Add's key: the location without scheme, `/v1/`/`/v2/` or a bare `/` path. */
+function keyOf(location: string): string | undefined {
+  const withScheme = /^https?:\/\//.test(location) ? location : `https://${location}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    return undefined;
+  }
+  let path = decodeURIComponent(url.pathname);
+  if (path.startsWith('/v2/') || path.startsWith('/v1/')) path = path.slice(3);
+  return path !== '' && path !== '/' ? `${url.host}${path}` : url.host;
+}
+
+const DEFAULT_REGISTRY_HOST = 'index.docker.io';
+
+/**
+ * The repository the kubelet looks credentials up for (`parsers.ParseImageName`): tag and
+ * digest dropped, Docker Hub's names completed (`busybox` → `docker.io/library/busybox`).
+ */
+export function repositoryOf(image: string): string {
+  let name = image;
+  const at = name.indexOf('@');
+  if (at >= 0) name = name.slice(0, at);
+  const slash = name.lastIndexOf('/');
+  const colon = name.lastIndexOf(':');
+  if (colon > slash) name = name.slice(0, colon);
+  const first = name.split('/')[0] ?? '';
+  const hasHost = name.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
+  if (hasHost) return name;
+  return name.includes('/') ? `docker.io/${name}` : `docker.io/library/${name}`;
+}
+
+/** `isDefaultRegistryMatch`: an image of Docker Hub, for the `index.docker.io` key. */
+function isDefaultRegistry(repo: string): boolean {
+  const [host = '', rest] = splitOnce(repo, '/');
+  if (host === '') return false;
+  if (rest === undefined) return true;
+  return host === 'docker.io' || host === 'index.docker.io' || !/[.:]/.test(host);
+}
+
+/** `URLsMatchStr(key, repo)`: same port, as many host labels each matching its glob, the key's path a prefix of the repo's. */
+function keyMatches(key: string, repo: string): boolean {
+  const [keyHost = '', keyPath = ''] = splitOnce(key, '/');
+  const [repoHost = '', repoPath = ''] = splitOnce(repo, '/');
+  const [keyName, keyPort] = splitPort(keyHost);
+  const [repoName, repoPort] = splitPort(repoHost);
+  if (keyPort !== repoPort) return false;
+  const keyLabels = keyName.split('.');
+  const repoLabels = repoName.split('.');
+  if (keyLabels.length !== repoLabels.length) return false;
+  if (!`/${repoPath}`.startsWith(keyPath === '' ? '/' : `/${keyPath}`)) return false;
+  return keyLabels.every((label, i) => globMatch(label, repoLabels[i] ?? ''));
+}
+
+function splitOnce(text: string, sep: string): [string, string | undefined] {
+  const i = text.indexOf(sep);
+  return i < 0 ? [text, undefined] : [text.slice(0, i), text.slice(i + 1)];
+}
+
+function splitPort(host: string): [string, string] {
+  const m = /^(.*):(\d+)$/.exec(host);
+  return m ? [m[1] ?? '', m[2] ?? ''] : [host, ''];
+}
+
+/**
+ * `filepath.Match` on one host label (`*` any run of characters, `?` one), by the greedy
+ * wildcard walk: linear in practice, never a regex built from user input.
+ */
+function globMatch(pattern: string, text: string): boolean {
+  let p = 0;
+  let t = 0;
+  let star = -1;
+  let mark = 0;
+  while (t < text.length) {
+    if (p < pattern.length && (pattern[p] === '?' || pattern[p] === text[t])) {
+      p++;
+      t++;
+    } else if (p < pattern.length && pattern[p] === '*') {
+      star = p++;
+      mark = t;
+    } else if (star >= 0) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pattern[p] === '*') p++;
+  return p === pattern.length;
+}
