@@ -151,7 +151,11 @@ export async function removeWindow(namespace, waitS, log) {
   await kubeConfig()
     .makeApiClient(CoreV1Api)
     .deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 })
-    .catch((err) => log(`removing the pods of ${namespace}: ${err instanceof Error ? err.message : String(err)} (the pod GC will)`));
+    .catch(async (err) => {
+      // A loaded API server may drop one call deleting thousands of pods: kubectl's one by one.
+      log(`removing the pods of ${namespace} at once: ${err instanceof Error ? err.message : String(err)}; one by one`);
+      await kubectlAsync(['delete', 'pods', '-n', namespace, '--all', '--grace-period=0', '--force', '--wait=false']).catch((e) => log(`${e instanceof Error ? e.message : String(e)} (the pod GC will)`));
+    });
   const deadline = Date.now() + waitS * 1000;
   while (Date.now() < deadline) {
     if (kubectl(['get', 'namespace', namespace, '--ignore-not-found', '-o', 'name']).trim() === '') return;
