@@ -6,9 +6,13 @@
 # the default one probelet uses. Idempotent: what runs is kept, what is missing is started.
 # Also writes a kubeconfig for a second node name ($AGENT_NODE_NAME) for a `probelet node`
 # agent. Prints where everything is. The kubelet settings and why: docs/cluster.md.
+# PROBELET_CLUSTER_NO_KUBELET=1: the control plane only (no kubelet, no containerd instance),
+# for a second cluster whose nodes are all simulated (the fleet bench's, docs/node.md): no real
+# node for the scheduler to put fleet pods on.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+NO_KUBELET="${PROBELET_CLUSTER_NO_KUBELET:-0}"
 [ "$(id -u)" = 0 ] || { log "needs root (the kubelet and containerd manage cgroups, mounts and netns): run it as root"; exit 1; }
 for tool in openssl ss curl unshare; do
   command -v "$tool" >/dev/null || { log "$tool is missing: apt-get install -y ${tool/ss/iproute2}"; exit 1; }
@@ -51,8 +55,10 @@ echo "$BIN" >"$D/bin-dir"
 log "binaries: $BIN ($((SECONDS - start)) s)"
 
 # 2. The kubelet's containerd.
-[ -S "$CRI_SOCK" ] || cri_started=true
-CRI_ENDPOINT="$(PROBELET_CRI_DIR="$CRI_DIR" bash "$ROOT/scripts/cri-up.sh" --name "$CRI_NAME" | tail -1)"
+if [ "$NO_KUBELET" != 1 ]; then
+  [ -S "$CRI_SOCK" ] || cri_started=true
+  CRI_ENDPOINT="$(PROBELET_CRI_DIR="$CRI_DIR" bash "$ROOT/scripts/cri-up.sh" --name "$CRI_NAME" | tail -1)"
+fi
 
 # 3. Certificates and keys (once; kept across cluster:up runs until cluster:down).
 P="$D/pki"
@@ -169,6 +175,7 @@ start_component kube-scheduler "$SCHED_PORT" -- "$BIN/kube-scheduler" \
   --authentication-kubeconfig "$D/scheduler.kubeconfig" --authorization-kubeconfig "$D/scheduler.kubeconfig" \
   --leader-elect=false --cert-dir "$D/pki/scheduler-generated"
 
+if [ "$NO_KUBELET" != 1 ]; then
 # The kubelet's configuration for this machine kind (hybrid cgroup v1, no swap, shared host):
 # each setting's reason is in docs/cluster.md.
 cat >"$D/kubelet.yaml" <<YAML
@@ -227,11 +234,16 @@ start_component kubelet "$KUBELET_PORT" "$KUBELET_HEALTHZ_PORT" -- unshare --mou
   --hostname-override "$NODE_NAME" --root-dir "$D/kubelet" --v 2
 node_ready() { [ "$("${KUBECTL[@]}" get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
 wait_for kubelet 120 node_ready
+fi
 # Pods are created in namespace default by the oracle: its service account must exist first.
 sa_ready() { "${KUBECTL[@]}" -n default get serviceaccount default; }
 wait_for kube-controller-manager 60 sa_ready
 
 [ "${#started[@]}" -gt 0 ] && log "started ${started[*]} in $((SECONDS - up_start)) s"
+if [ "$NO_KUBELET" = 1 ]; then
+  log "ready: control plane only (PROBELET_CLUSTER_NO_KUBELET=1) on https://127.0.0.1:$API_PORT, state dir $D, admin kubeconfig $D/admin.kubeconfig"
+  exit 0
+fi
 cat >&2 <<EOF
 cluster-up: ready: node $NODE_NAME ($("$BIN/kubelet" --version)) on https://127.0.0.1:$API_PORT
   state dir          $D

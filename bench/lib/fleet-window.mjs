@@ -1,0 +1,165 @@
+/**
+ * One agent's measured window of the fleet bench: one Deployment per node of the agent, pinned
+ * to it (node selector `kubernetes.io/hostname`, tolerations for both agents' taints), each pod
+ * with an HTTP readiness and liveness probe (period 10 s; kwok ignores probes, probelet's
+ * simulated handlers pass them). From applying the Deployments to the last pod Ready: each pod's
+ * times (the bench's own watch, millisecond clock), the API server's write requests
+ * (`apiserver_request_total` before and after), the CPU of the agent, kube-apiserver and etcd;
+ * then `holdS` seconds of a steady fleet (Lease gaps, writes per second). Removes its namespace
+ * and pods; the caller stops the agent.
+ */
+import { loadavg } from 'node:os';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { controlPlanePids, follow, kubeConfig, kubectl, kubectlAsync, procSample, requestTotals } from './fleet-cluster.mjs';
+import { FLEET_TOLERATIONS } from './fleet-agents.mjs';
+import { writesBetween } from './fleet-report.mjs';
+
+const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * @param {string} node
+ * @param {string} namespace
+ * @param {number} replicas
+ */
+export function fleetDeployment(node, namespace, replicas) {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: node, namespace },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: node } },
+      template: {
+        metadata: { labels: { app: node } },
+        spec: {
+          nodeSelector: { 'kubernetes.io/hostname': node },
+          tolerations: FLEET_TOLERATIONS,
+          automountServiceAccountToken: false,
+          containers: [{
+            name: 'app',
+            image: 'probelet.local/busybox:test',
+            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 10 },
+            livenessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 10 },
+          }],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * @param {import('./fleet-agents.mjs').Agent} agent
+ * @param {{ perNode: number, limitS: number, holdS: number }} o
+ * @param {string} namespace
+ * @param {(line: string) => void} log
+ * @returns {Promise<import('./fleet-report.mjs').AgentWindow>}
+ */
+export async function measureWindow(agent, o, namespace, log) {
+  const pods = agent.nodes.length * o.perNode;
+  kubectl(['create', 'namespace', namespace]);
+  /** @type {Map<string, number>} */ const renewals = new Map();
+  let maxLeaseGapS = 0;
+  const stopLeases = follow('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', (_type, l) => {
+    if (!agent.nodes.includes(l.metadata.name) || !l.spec?.renewTime) return;
+    const t = Date.parse(l.spec.renewTime);
+    const prev = renewals.get(l.metadata.name);
+    if (prev !== undefined && t > prev) maxLeaseGapS = Math.max(maxLeaseGapS, (t - prev) / 1000);
+    renewals.set(l.metadata.name, t);
+  });
+  /** Each pod (uid): first seen, first seen bound, first seen Ready; Ready now. */
+  /** @type {Map<string, { seen: number, bound?: number, ready?: number, readyNow: boolean }>} */
+  const seen = new Map();
+  const stopPods = follow(`/api/v1/namespaces/${namespace}/pods`, (type, p) => {
+    const now = Date.now();
+    const uid = p.metadata.uid;
+    const s = seen.get(uid) ?? { seen: now, readyNow: false };
+    seen.set(uid, s);
+    if (p.spec?.nodeName) s.bound ??= now;
+    s.readyNow = type !== 'DELETED' && (p.status?.conditions ?? []).some((/** @type {any} */ c) => c.type === 'Ready' && c.status === 'True');
+    if (s.readyNow) s.ready ??= now;
+  });
+  const readyCount = () => [...seen.values()].filter((s) => s.readyNow).length;
+  const cp = controlPlanePids();
+  const cpu = () => ({ agent: procSample(agent.pid)?.cpuS ?? NaN, apiserver: cp.apiserver && procSample(cp.apiserver)?.cpuS, etcd: cp.etcd && procSample(cp.etcd)?.cpuS });
+  try {
+    await sleep(1000); // the watches connected
+    // The metrics are read outside the CPU window (a scrape is API server work of its own).
+    const before = await requestTotals();
+    const cpuBefore = cpu();
+    const applied = Date.now();
+    await kubectlAsync(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: agent.nodes.map((n) => fleetDeployment(n, namespace, o.perNode)) }));
+    const deadline = applied + o.limitS * 1000;
+    let peakLoad = 0;
+    let lastLog = Date.now();
+    while (readyCount() < pods && Date.now() < deadline) {
+      peakLoad = Math.max(peakLoad, loadavg()[0] ?? 0);
+      if (Date.now() - lastLog > 30_000) {
+        log(`${agent.agent}: ${readyCount()} of ${pods} pods Ready after ${Math.round((Date.now() - applied) / 1000)} s`);
+        lastLog = Date.now();
+      }
+      await sleep(200);
+    }
+    const cpuAfter = cpu();
+    const after = await requestTotals();
+    const ready = readyCount();
+    const lastReady = Math.max(applied, ...[...seen.values()].map((s) => s.ready ?? 0));
+    log(`${agent.agent}: ${ready} of ${pods} pods Ready ${((lastReady - applied) / 1000).toFixed(1)} s after applying; holding ${o.holdS} s`);
+    const holdStart = Date.now();
+    while (Date.now() - holdStart < o.holdS * 1000) {
+      peakLoad = Math.max(peakLoad, loadavg()[0] ?? 0);
+      await sleep(1000);
+    }
+    const held = await requestTotals();
+    const holdS = (Date.now() - holdStart) / 1000;
+    const readyTimes = [...seen.values()].filter((s) => s.ready !== undefined);
+    const delta = (/** @type {number | undefined} */ a, /** @type {number | undefined} */ b) => (typeof a === 'number' && typeof b === 'number' ? a - b : undefined);
+    return {
+      agent: agent.agent,
+      version: agent.version,
+      nodes: agent.nodes.length,
+      pods,
+      ready,
+      allReadyS: (lastReady - applied) / 1000,
+      createToReadyMs: readyTimes.map((s) => (s.ready ?? 0) - s.seen),
+      boundToReadyMs: readyTimes.map((s) => (s.ready ?? 0) - (s.bound ?? s.seen)),
+      writes: writesBetween(before, after),
+      agentCpuS: cpuAfter.agent - cpuBefore.agent,
+      agentPeakRssMB: procSample(agent.pid)?.peakRssMB ?? NaN,
+      apiserverCpuS: delta(cpuAfter.apiserver, cpuBefore.apiserver),
+      etcdCpuS: delta(cpuAfter.etcd, cpuBefore.etcd),
+      maxLeaseGapS,
+      steadyAgentWritesPerS: writesBetween(after, held).agent / holdS,
+      peakLoadAverage: peakLoad,
+    };
+  } finally {
+    stopLeases();
+    stopPods();
+  }
+}
+
+/**
+ * Removes a window's namespace once its agent is stopped: its pods at once (nothing confirms
+ * their deletion without an agent: the pod GC would remove them at the controller manager's
+ * 20 requests/s, minutes for 5,000), then the namespace, waited for up to `waitS` so the next
+ * window does not carry this one's deletions.
+ * @param {string} namespace
+ * @param {number} waitS
+ * @param {(line: string) => void} log
+ */
+export async function removeWindow(namespace, waitS, log) {
+  kubectl(['delete', 'namespace', namespace, '--wait=false', '--ignore-not-found']);
+  await kubeConfig()
+    .makeApiClient(CoreV1Api)
+    .deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 })
+    .catch(async (err) => {
+      // A loaded API server may drop one call deleting thousands of pods: kubectl's one by one.
+      log(`removing the pods of ${namespace} at once: ${err instanceof Error ? err.message : String(err)}; one by one`);
+      await kubectlAsync(['delete', 'pods', '-n', namespace, '--all', '--grace-period=0', '--force', '--wait=false']).catch((e) => log(`${e instanceof Error ? e.message : String(e)} (the pod GC will)`));
+    });
+  const deadline = Date.now() + waitS * 1000;
+  while (Date.now() < deadline) {
+    if (kubectl(['get', 'namespace', namespace, '--ignore-not-found', '-o', 'name']).trim() === '') return;
+    await sleep(1000);
+  }
+  log(`namespace ${namespace} still there after ${waitS} s`);
+}
