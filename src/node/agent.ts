@@ -23,8 +23,8 @@ import { startPodSource, type PodSource } from './pod-source.js';
 import { createStatusSink, type StatusSink } from './status-sink.js';
 import { VOLUMES_NOT_MOUNTED_REASON, volumesNotMountedMessage, withoutVolumes } from './volumes.js';
 
-/** The Node it registers (name, versions, port, address, taints, labels: {@link NodeIdentity}), and how it runs. */
-export interface NodeAgentOptions extends Omit<NodeIdentity, 'capacity'> {
+/** The Node it registers (name, versions, port, address, taints, labels, capacity: {@link NodeIdentity}), and how it runs. */
+export interface NodeAgentOptions extends NodeIdentity {
   clients: KubeClients;
   runtime: ContainerRuntime;
   clock?: Clock;
@@ -110,6 +110,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     address: options.address,
     ...(options.taints ? { taints: options.taints } : {}),
     ...(options.labels ? { labels: options.labels } : {}),
+    ...(options.capacity ? { capacity: options.capacity } : {}),
   };
   const health = startNodeHealth({
     runtime,
