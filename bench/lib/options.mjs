@@ -49,7 +49,7 @@ export const USAGE = `usage: npm run bench -- [--handler http|tcp|grpc|exec] [--
        npm run bench -- --scenario fleet [--vs kwok] [--nodes N] [--pods M | --pods-per-node K] [--limit S]  (probelet node --runtime simulated under the real API server, with --vs kwok beside kwok; needs cluster:env)`;
 
 /** Scenarios that are benches of their own (bench/NAME.mjs, own process); the others are probe-worker loads (`SCENARIOS`). */
-const SEPARATE_SCENARIOS = ['check', 'simulate', 'stream', 'kubelet', 'fleet'];
+const SEPARATE_SCENARIOS = ['check', 'simulate', 'stream', 'kubelet', 'fleet', 'rollout'];
 
 /**
  * The scenario asked for with `--scenario NAME` when it is a bench of its own (bench/NAME.mjs),

@@ -6,9 +6,11 @@
  * running pods are stopped with their grace periods (their API objects stay; the node
  * lifecycle controller deals with a node that went away), nothing is left running.
  *
- * `--runtime simulated [--nodes N]`: kwok-like nodes from one process, each with its own
- * Lease, tainted `probelet.dev/simulated=true:NoSchedule`; containers play the behaviour
- * scripts of their pod's annotation in real time, and pods turn Ready when their probes pass.
+ * `--runtime simulated [--nodes N | --fleet fleet.yaml] [--shard I/N]`: kwok-like nodes from
+ * one process, each with its own Lease, tainted `probelet.dev/simulated=true:NoSchedule` (or
+ * as the fleet file's pools say); containers play the behaviour scripts the fleet's selectors
+ * and their pod's annotation give them in real time, and pods turn Ready when their probes
+ * pass. `--shard` runs one slice of the nodes, so that several processes hold one fleet.
  */
 import { addImagePullOptions, imagePullOptions, type ImagePullFlags } from './image-pulls.js';
 import { readFileSync } from 'node:fs';
@@ -17,7 +19,6 @@ import { isIP } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Command, Option } from 'commander';
-import type { Taint } from 'kubernetes-types/core/v1.js';
 import { admitExistingPods } from '../api/admit.js';
 import type { Pod } from '../api/types.js';
 // Types only: the agent and @kubernetes/client-node (seconds to load) are imported when `node` runs, not by every command.
@@ -27,16 +28,14 @@ import { startKubeletServer, type KubeletServer } from '../node/kubelet-server.j
 import { detectNodeAddress } from '../node/node-object.js';
 import { DEFAULT_EVICTION_HARD, parseEvictionHard, type Threshold } from '../node/eviction.js';
 import { readMachineStats } from '../node/machine-stats.js';
-import { Prober } from '../prober/prober.js';
 import type { ContainerRuntime } from '../runtime/types.js';
 import { startServer, type RunningServer } from '../server/server.js';
-import { DEFAULT_BEHAVIOUR_ANNOTATION, parseBehaviourAnnotation } from '../simulate/annotation.js';
-import type { Behaviours } from '../simulate/behaviour.js';
+import { DEFAULT_BEHAVIOUR_ANNOTATION } from '../simulate/annotation.js';
+import { podBehaviours } from '../node/fleet/behaviours.js';
+import { FleetError, fleetNodes, loadFleet, SIMULATED_TAINT, type Fleet, type FleetBehaviour, type FleetPool } from '../node/fleet/fleet-file.js';
+import { parseShard, shardOf, type Shard } from '../node/fleet/shard.js';
+import { simulatedParts } from '../node/fleet/simulated-node.js';
 import { PLEG_RELIST_PERIOD_MS } from '../prober/start-latency.js';
-import { simulatedHandlers } from '../simulate/handlers.js';
-import { simulatedHandlerRunner } from '../simulate/hooks.js';
-import { NODE_ID_SPAN } from '../simulate/nodes.js';
-import { SimRuntime } from '../simulate/runtime.js';
 import { realClock } from '../util/clock.js';
 import { EXIT_OK } from './exit-codes.js';
 import { CliUsageError, type CliIO } from './io.js';
@@ -59,6 +58,8 @@ interface NodeFlags extends ImagePullFlags {
   listen: string;
   nodeIp?: string;
   nodes?: string;
+  fleet?: string;
+  shard?: string;
   behaviourAnnotation: string;
   evictionHard: string;
   tlsCertFile?: string;
@@ -72,9 +73,6 @@ const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 
 
 /** RFC 1123 subdomain, what a Node's name must be. */
 const NODE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** The taint of simulated nodes (as kwok taints its own): only pods that tolerate it land there. */
-export const SIMULATED_TAINT: Taint = { key: 'probelet.dev/simulated', value: 'true', effect: 'NoSchedule' };
 
 export interface NodeEnvironment {
   /** Resolves with the first stop signal's name; tests pass their own. */
@@ -118,6 +116,8 @@ export function registerNodeCommand(program: Command, io: CliIO, setExit: (code:
     )
     .option('--cri-endpoint <endpoint>', 'CRI socket for --runtime cri (default: $CONTAINER_RUNTIME_ENDPOINT, else unix:///run/containerd/containerd.sock)')
     .option('--nodes <n>', 'with --runtime simulated: register this many nodes from one process')
+    .option('--fleet <file>', 'with --runtime simulated: the nodes (pools <pool>-0, <pool>-1, …) and behaviours by selector of a fleet file (docs/node.md#fleet-files)')
+    .option('--shard <I/N>', 'with --nodes or --fleet: run only the I-th of N slices of the nodes (node k goes to slice k mod N + 1), so that N processes hold one fleet')
     .option('--behaviour-annotation <key>', 'with --runtime simulated: the pod annotation holding CONTAINER[.PROBE]=SCRIPT behaviours', DEFAULT_BEHAVIOUR_ANNOTATION)
     .option('--node-ip <address>', "the Node's InternalIP, also its pods' IP (they share the host's network); default: this machine's first non-loopback IPv4 address")
     .option(
@@ -129,7 +129,7 @@ export function registerNodeCommand(program: Command, io: CliIO, setExit: (code:
     .option('--tls-private-key-file <file>', 'the key of --tls-cert-file')
     .option('--client-ca-file <file>', "the CA whose certificates may call the authenticated API (the API server's kubelet client certificate)")
     .option('--port <port>', 'the port of the authenticated API (0: any free one)', '10250')
-    .option('--listen <host:port>', "the read-only API the Node's daemonEndpoints names (/healthz, /pods, /events, /metrics/probes); loopback only; port 0 picks one (always, with --nodes)", '127.0.0.1:10255');
+    .option('--listen <host:port>', "the read-only API the Node's daemonEndpoints names (/healthz, /pods, /events, /metrics/probes); loopback only; port 0 picks one (always, with --nodes or --fleet)", '127.0.0.1:10255');
   addImagePullOptions(command)
     .action(async (flags: NodeFlags) => {
       setExit(await runNode(flags, io, env));
@@ -141,7 +141,7 @@ export function registerNodeCommand(program: Command, io: CliIO, setExit: (code:
  * server reaches a node at its address and daemonEndpoints port). A file that cannot be read
  * is a usage error naming its flag.
  */
-function tlsFiles(flags: NodeFlags, count: number | undefined): { pem: { cert: Buffer; key: Buffer; clientCA: Buffer }; port: number } | undefined {
+function tlsFiles(flags: NodeFlags, fleet: boolean): { pem: { cert: Buffer; key: Buffer; clientCA: Buffer }; port: number } | undefined {
   const given = { '--tls-cert-file': flags.tlsCertFile, '--tls-private-key-file': flags.tlsPrivateKeyFile, '--client-ca-file': flags.clientCaFile };
   const set = Object.entries(given).filter(([, v]) => v !== undefined);
   if (set.length === 0) return undefined;
@@ -149,7 +149,7 @@ function tlsFiles(flags: NodeFlags, count: number | undefined): { pem: { cert: B
     const missing = Object.entries(given).filter(([, v]) => v === undefined).map(([k]) => k);
     throw new CliUsageError(`${set.map(([k]) => k).join(' and ')} also need ${missing.join(' and ')} (the authenticated API needs a certificate, its key and the client CA)`);
   }
-  if (count !== undefined) throw new CliUsageError('--tls-cert-file: not with --nodes (the API server reaches each node at its own address)');
+  if (fleet) throw new CliUsageError('--tls-cert-file: not with --nodes or --fleet (the API server reaches each node at its own address)');
   const port = Number(flags.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliUsageError(`--port ${JSON.stringify(flags.port)}: expected a port from 0 to 65535`);
   const read = (flag: string, path: string | undefined): Buffer => {
@@ -163,6 +163,64 @@ function tlsFiles(flags: NodeFlags, count: number | undefined): { pem: { cert: B
     pem: { cert: read('--tls-cert-file', flags.tlsCertFile), key: read('--tls-private-key-file', flags.tlsPrivateKeyFile), clientCA: read('--client-ca-file', flags.clientCaFile) },
     port,
   };
+}
+
+/** One node this process runs: its name, and its pool when it comes from a fleet file. */
+interface PlannedNode {
+  name: string;
+  /** Its place in the whole fleet (all shards): its containers' IDs are numbered from there. */
+  index: number;
+  pool?: FleetPool;
+}
+
+/**
+ * The nodes of this process: one (`--name`), `--nodes N` of them, or a fleet file's; then
+ * this process's `--shard` of them. `fleet` tells whether they are several (a fleet keeps no
+ * flight recorder, each node's read-only API takes a free port).
+ */
+function plannedNodes(flags: NodeFlags): { nodes: PlannedNode[]; fleet: boolean; file?: Fleet; shard?: Shard } {
+  const shard = flags.shard === undefined ? undefined : shardFlag(flags.shard);
+  if (flags.fleet !== undefined) {
+    if (flags.runtime !== 'simulated') throw new CliUsageError('--fleet needs --runtime simulated (a fleet file describes simulated nodes)');
+    if (flags.nodes !== undefined || flags.name !== undefined) throw new CliUsageError('--fleet: not with --nodes or --name (the fleet file names its nodes <pool>-<i>)');
+    let file: Fleet;
+    try {
+      file = loadFleet(flags.fleet);
+    } catch (err) {
+      if (!(err instanceof FleetError)) throw err;
+      throw new CliUsageError(`${err.problems.join('\nprobelet: ')}\nprobelet: fix the fleet file above (docs/node.md#fleet-files)`);
+    }
+    return { nodes: ownedBy(fleetNodes(file).map((n, index) => ({ ...n, index })), shard), fleet: true, file, ...(shard ? { shard } : {}) };
+  }
+  const base = flags.name ?? hostname().toLowerCase();
+  const count = nodeCount(flags);
+  if (count === undefined) {
+    if (shard) throw new CliUsageError('--shard needs --nodes or --fleet (one node cannot be split)');
+    return { nodes: [{ name: base, index: 0 }], fleet: false };
+  }
+  for (const name of [`${base}-0`, `${base}-${count - 1}`]) checkNodeName(name, base);
+  const all = Array.from({ length: count }, (_, index) => ({ name: `${base}-${index}`, index }));
+  return { nodes: ownedBy(all, shard), fleet: true, ...(shard ? { shard } : {}) };
+}
+
+function shardFlag(text: string): Shard {
+  try {
+    return parseShard(text);
+  } catch (err) {
+    throw new CliUsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+function ownedBy(nodes: PlannedNode[], shard: Shard | undefined): PlannedNode[] {
+  const owned = shardOf(nodes, shard);
+  if (owned.length === 0 && shard) throw new CliUsageError(`--shard ${shard.index}/${shard.count}: the fleet has ${nodes.length} node(s), so slice ${shard.index} holds none: use at most ${nodes.length} slices`);
+  return owned;
+}
+
+function checkNodeName(name: string, base: string): void {
+  if (!NODE_NAME.test(name) || name.length > 253) {
+    throw new CliUsageError(`--name ${JSON.stringify(base)}: a Node's name must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit`);
+  }
 }
 
 function nodeCount(flags: NodeFlags): number | undefined {
@@ -186,17 +244,11 @@ type CommonOptions = Omit<NodeAgentOptions, 'runtime'>;
 async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promise<number> {
   // The input rule (docs/commands.md): a kubeconfig path typed on the command line that cannot be read stops everything.
   if (flags.kubeconfig !== undefined) await requireReadable([flags.kubeconfig]);
-  const base = flags.name ?? hostname().toLowerCase();
-  const count = nodeCount(flags);
-  const names = count === undefined ? [base] : Array.from({ length: count }, (_, i) => `${base}-${i}`);
-  for (const name of names) {
-    if (!NODE_NAME.test(name) || name.length > 253) {
-      throw new CliUsageError(`--name ${JSON.stringify(base)}: a Node's name must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit`);
-    }
-  }
+  const plan = plannedNodes(flags);
+  if (!plan.fleet) checkNodeName(plan.nodes[0]?.name ?? '', plan.nodes[0]?.name ?? '');
   const listen = parseListen(flags.listen);
   const imagePulls = imagePullOptions(flags);
-  const tls = tlsFiles(flags, count);
+  const tls = tlsFiles(flags, plan.fleet);
   let evictionHard: Threshold[];
   try {
     evictionHard = parseEvictionHard(flags.evictionHard);
@@ -225,15 +277,17 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
     registering.abort();
   });
   const log = (line: string): void => io.stderr(`${new Date().toISOString()} ${line}\n`);
-  const runDir = await mkdtemp(join(tmpdir(), 'probelet-node-'));
+  // Simulated nodes keep nothing on disk: an agent killed with SIGKILL leaves nothing behind.
+  const runDir = flags.runtime === 'simulated' ? undefined : await mkdtemp(join(tmpdir(), 'probelet-node-'));
   const nodes: RunningNode[] = [];
   const version = packageVersion();
   try {
-    for (const [i, name] of names.entries()) {
+    if (plan.shard) log(`shard ${plan.shard.index}/${plan.shard.count}: ${plan.nodes.length} node(s) of the fleet (${plan.nodes.map((n) => n.name).join(', ')})`);
+    for (const { name, pool, index } of plan.nodes) {
       const view = deferredView();
       let server: RunningServer;
       try {
-        server = await startServer(view, { host: listen.host, port: count === undefined ? listen.port : 0 });
+        server = await startServer(view, { host: listen.host, port: plan.fleet ? 0 : listen.port });
       } catch (err) {
         throw new CliUsageError(`--listen ${listen.host}:${listen.port}: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -253,7 +307,10 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
         // the Kubelet's syncs and the CRI runtime's relist share them (docs/timing-model.md §3).
         relistPhaseMs: Date.now() % PLEG_RELIST_PERIOD_MS,
       };
-      const options = flags.runtime === 'simulated' ? simulatedNode(common, i, flags.behaviourAnnotation, count !== undefined) : await realNode(common, flags, join(runDir, name));
+      const options =
+        flags.runtime === 'simulated'
+          ? simulatedNode(common, { index, annotation: flags.behaviourAnnotation, fleet: plan.fleet, rules: plan.file?.behaviours ?? [], ...(pool ? { pool } : {}) })
+          : await realNode(common, flags, join(runDir ?? tmpdir(), name));
       node.runtime = options.runtime;
       if (tls) {
         const runtime = options.runtime;
@@ -276,7 +333,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
       log(`node ${name} registered with ${clients.server}; read-only API ${server.url}${node.secure ? `; authenticated API (kubectl logs) https://${address}:${node.secure.port}` : ''}`);
     }
     const signal = await stopped;
-    log(`${signal} received: stopping the pods of ${names.length === 1 ? `node ${base}` : `${names.length} nodes`} (their API objects stay)`);
+    log(`${signal} received: stopping the pods of ${plan.nodes.length === 1 ? `node ${plan.nodes[0]?.name ?? ''}` : `${plan.nodes.length} nodes`} (their API objects stay)`);
     return EXIT_OK;
   } finally {
     await Promise.all(
@@ -287,7 +344,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
         await n.server.close();
       }),
     );
-    await rm(runDir, { recursive: true, force: true });
+    if (runDir !== undefined) await rm(runDir, { recursive: true, force: true });
     clients.close();
     const writes = nodes.reduce((sum, n) => ({ status: sum.status + (n.agent?.writes().status ?? 0), events: sum.events + (n.agent?.writes().events ?? 0) }), { status: 0, events: 0 });
     const renewals = nodes.map((n) => n.agent?.leaseRenewals() ?? { count: 0, longestGapMs: 0 });
@@ -314,37 +371,34 @@ async function realNode(common: CommonOptions, flags: NodeFlags, runDir: string)
   return { ...common, runtime, machineStats: () => readMachineStats({ nodeDir: dirname(runDir) }) };
 }
 
+/** Where a simulated node sits: its index in this process, its pool's labels, taints and pods, the fleet's behaviours. */
+interface SimulatedPlace {
+  index: number;
+  /** The pod annotation holding per-pod behaviours (they override the fleet's). */
+  annotation: string;
+  fleet: boolean;
+  rules: readonly FleetBehaviour[];
+  pool?: FleetPool;
+}
+
 /**
  * A simulated node: the simulator's runtime and probe handlers on the real clock, behaviours
- * from each pod's annotation (a pod without one is `up`), the simulated taint, and no
- * command needed. A fleet keeps no flight recorder (nobody reads 5,000 pods' rings).
+ * from the fleet's selectors and each pod's annotation (a container given none is `up`), the
+ * simulated taint (or its pool's taints and labels), and no command needed. A fleet keeps no
+ * flight recorder (nobody reads 5,000 pods' rings).
  */
-function simulatedNode(common: CommonOptions, index: number, annotation: string, fleet: boolean): NodeAgentOptions {
-  const behavioursOf = (pod: Pod): { behaviours?: Behaviours; error?: string } => {
-    const text = pod.metadata?.annotations?.[annotation];
-    if (text === undefined) return {};
-    const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => c.name);
-    try {
-      return { behaviours: parseBehaviourAnnotation(text, containers) };
-    } catch (err) {
-      return { error: `annotation ${annotation}: ${err instanceof Error ? err.message : String(err)}; its containers play "up"` };
-    }
-  };
-  const runtime = new SimRuntime({ clock: realClock, behaviours: new Map(), idBase: index * NODE_ID_SPAN, behavioursFor: (pod) => behavioursOf(pod).behaviours });
+function simulatedNode(common: CommonOptions, place: SimulatedPlace): NodeAgentOptions {
+  const { index, annotation, fleet, rules, pool } = place;
+  const behavioursOf = (pod: Pod): ReturnType<typeof podBehaviours> => podBehaviours(rules, annotation, pod);
+  const { runtime, prober, lifecycleHandlers } = simulatedParts(realClock, index, (pod) => behavioursOf(pod).behaviours);
   return {
     ...common,
     runtime,
-    taints: [SIMULATED_TAINT],
+    taints: pool ? pool.taints : [SIMULATED_TAINT],
+    ...(pool ? { labels: pool.labels, capacity: { pods: String(pool.pods) } } : {}),
     admit: admitExistingPods,
-    prober: (recorder) =>
-      new Prober({
-        runner: { runInContainer: (id, cmd, ms) => runtime.execSync(id, cmd, ms) },
-        recorder,
-        clock: realClock,
-        handlers: simulatedHandlers(runtime, realClock),
-        httpHandlerReadsOnly: true,
-      }),
-    lifecycleHandlers: simulatedHandlerRunner(realClock),
+    prober,
+    lifecycleHandlers,
     podWarnings: (pod) => {
       const error = behavioursOf(pod).error;
       return error === undefined ? [] : [{ reason: 'FailedBehaviour', message: error }];

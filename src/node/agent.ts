@@ -25,8 +25,8 @@ import { apiSecretGetter } from './pull-secrets.js';
 import type { ImagePullerOptions } from '../kubelet/image-puller.js';
 import { VOLUMES_NOT_MOUNTED_REASON, volumesNotMountedMessage, withoutVolumes } from './volumes.js';
 
-/** The Node it registers (name, versions, port, address, taints, labels: {@link NodeIdentity}), and how it runs. */
-export interface NodeAgentOptions extends Omit<NodeIdentity, 'capacity'> {
+/** The Node it registers (name, versions, port, address, taints, labels, capacity: {@link NodeIdentity}), and how it runs. */
+export interface NodeAgentOptions extends NodeIdentity {
   clients: KubeClients;
   runtime: ContainerRuntime;
   clock?: Clock;
@@ -114,6 +114,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     address: options.address,
     ...(options.taints ? { taints: options.taints } : {}),
     ...(options.labels ? { labels: options.labels } : {}),
+    ...(options.capacity ? { capacity: options.capacity } : {}),
   };
   const health = startNodeHealth({
     runtime,

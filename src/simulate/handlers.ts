@@ -6,7 +6,7 @@
  * |----------|-------------------------|-----------|---------------------------|-------------------|
  * | up       | 200                     | accepts   | SERVING                   | exit 0            |
  * | down     | connection refused      | refused   | no connection by timeout  | exit 1            |
- * | fail     | 500                     | accepts   | NOT_SERVING               | exit 1            |
+ * | fail     | 500 (`fail(N)`: N)      | accepts   | NOT_SERVING               | exit 1            |
  * | hang     | timeout                 | accepts   | timeout                   | timeout           |
  * | slow(D)  | 200 after D (timeout if D ≥ timeoutSeconds), TCP accepts at once             |
  * | redirect(URL) | 302 to another host: a warning (ProbeWarning event), counted a success; TCP, gRPC, exec as `up` |
@@ -81,7 +81,7 @@ export function simulatedHandlers(runtime: SimRuntime, clock: Clock, counter: Pr
       if (state === undefined || state.kind === 'down' || state.kind === 'exit') {
         return Promise.resolve({ result: 'failure', output: refusedOf(request.url) });
       }
-      if (state.kind === 'fail') return Promise.resolve({ result: 'failure', output: 'HTTP probe failed with statuscode: 500' });
+      if (state.kind === 'fail') return Promise.resolve({ result: 'failure', output: `HTTP probe failed with statuscode: ${state.code ?? 500}` });
       // A 302 to another host, not followed: a warning that counts as success, with the body
       // Go's http.Redirect writes (what agnhost's /redirect answers in the node e2e E13).
       if (state.kind === 'redirect') {

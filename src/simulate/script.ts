@@ -10,7 +10,8 @@ import { formatGoDuration, parseDurationMs } from '../util/duration.js';
 export type PhaseState =
   | { kind: 'down' }
   | { kind: 'up' }
-  | { kind: 'fail' }
+  /** Answers, but unhealthy: HTTP `code` (500 unless `fail(N)` says), gRPC NOT_SERVING, exec exit 1. */
+  | { kind: 'fail'; code?: number }
   | { kind: 'hang' }
   | { kind: 'slow'; delayMs: number }
   /** Answers HTTP with a 302 to another host, which the kubelet does not follow (a ProbeWarning). */
@@ -28,7 +29,7 @@ export type Script = readonly Phase[];
 /** The script of a container with none: healthy from the start. */
 export const UP_SCRIPT: Script = [{ state: { kind: 'up' }, durationMs: Infinity }];
 
-export const STATE_NAMES = 'down, up, fail, hang, slow(D), redirect(URL), exit(N)';
+export const STATE_NAMES = 'down, up, fail, fail(HTTP status), hang, slow(D), redirect(URL), exit(N)';
 
 /** A script that cannot be read; the message says what is wrong, the caller adds where. */
 export class ScriptError extends Error {
@@ -81,6 +82,14 @@ function parseState(text: string): PhaseState {
     if (ms === undefined) throw new ScriptError(`bad duration in ${JSON.stringify(text)}: write slow(D) with D such as 2s or 500ms`);
     return { kind: 'slow', delayMs: ms };
   }
+  const fail = /^fail\((.*)\)$/.exec(text);
+  if (fail) {
+    const code = Number(fail[1]);
+    if (!/^\d{3}$/.test(fail[1] ?? '') || code < 400 || code > 599) {
+      throw new ScriptError(`bad status in ${JSON.stringify(text)}: write fail(N) with the HTTP status N from 400 to 599 an HTTP probe gets (fail alone: 500)`);
+    }
+    return { kind: 'fail', code };
+  }
   const redirect = /^redirect\((.*)\)$/.exec(text);
   if (redirect) {
     const location = redirect[1] ?? '';
@@ -129,7 +138,9 @@ export function formatScript(script: Script): string {
       const state =
         p.state.kind === 'slow'
           ? `slow(${formatGoDuration(p.state.delayMs)})`
-          : p.state.kind === 'exit'
+          : p.state.kind === 'fail' && p.state.code !== undefined
+            ? `fail(${p.state.code})`
+            : p.state.kind === 'exit'
             ? `exit(${p.state.code})`
             : p.state.kind === 'redirect'
               ? `redirect(${p.state.location})`

@@ -22,8 +22,8 @@ export function matchesGlob(path: string, pattern: string): boolean {
   return previous[parts.length] === true;
 }
 
-/** `*` and `?` within one path segment. */
-function matchesSegment(text: string, glob: string): boolean {
+/** `*` and `?` within one path segment; on its own, a wildcard match of a whole string (`*` matches `/` too). */
+export function matchesSegment(text: string, glob: string): boolean {
   let previous: boolean[] = Array.from({ length: text.length + 1 }, (_, j) => j === 0);
   for (const c of glob) {
     const current: boolean[] = new Array<boolean>(text.length + 1).fill(false);

@@ -207,7 +207,7 @@ describe('probelet simulate', () => {
   });
 
   it.each([
-    [['-b', 'app=dwn:5s,up'], '-b app=dwn:5s,up: unknown state "dwn": the states are down, up, fail, hang, slow(D), redirect(URL), exit(N)'],
+    [['-b', 'app=dwn:5s,up'], '-b app=dwn:5s,up: unknown state "dwn": the states are down, up, fail, fail(HTTP status), hang, slow(D), redirect(URL), exit(N)'],
     [['-b', 'app=down:5x,up'], '-b app=down:5x,up: bad duration "5x" in phase "down:5x": use a positive duration such as 30s, 1m30s or 500ms'],
     [['-b', 'app=down,up'], '-b app=down,up: phase "down" needs a duration (only the last phase lasts for ever): e.g. down:30s'],
     [['-b', 'web=up'], '-b web=up: no container "web" in pod demo (containers: proxy, app, worker)'],

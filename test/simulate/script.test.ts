@@ -10,6 +10,15 @@ describe('behaviour scripts', () => {
     expect(formatScript(parseScript('up:10'))).toBe('up');
   });
 
+  it('fail(N): an HTTP status from 400 to 599, formatted back; anything else refused with the fix', () => {
+    const s = parseScript('fail(503):5s,up');
+    expect(s[0]?.state).toEqual({ kind: 'fail', code: 503 });
+    expect(formatScript(s)).toBe('fail(503):5s,up');
+    for (const bad of ['fail(200)', 'fail(600)', 'fail(5x3)', 'fail()']) {
+      expect(() => parseScript(bad), bad).toThrow(/write fail\(N\) with the HTTP status N from 400 to 599/);
+    }
+  });
+
   it('finds the phase in force and the exit', () => {
     const s = parseScript('down:10s,up:20s,exit(3)');
     expect(phaseAt(s, 0).phase.state.kind).toBe('down');

@@ -68,7 +68,7 @@ export function registerSimulateCommand(program: Command, io: CliIO, setExit: (c
     .addOption(filenameOption())
     .option(
       '-b, --behaviour <CONTAINER[.PROBE]=SCRIPT|FILE>',
-      "a container's behaviour: phases STATE[:DURATION] (down, up, fail, hang, slow(D), redirect(URL), exit(N)), e.g. app=down:40s,up; or a YAML file of such lines (CONTAINER[.PROBE]: SCRIPT). Repeatable; scripts win over files",
+      "a container's behaviour: phases STATE[:DURATION] (down, up, fail, fail(N), hang, slow(D), redirect(URL), exit(N)), e.g. app=down:40s,up; or a YAML file of such lines (CONTAINER[.PROBE]: SCRIPT). Repeatable; scripts win over files",
       collect,
       [],
     )
