@@ -28,16 +28,18 @@ import { resolveContainerEnv } from '../env.js';
 import { containerFieldPath } from '../input-error.js';
 import { DEFAULT_LOG_TAIL_BYTES, containerLogPath, openContainerLog, type ContainerLog } from '../logs.js';
 import { containerEvents } from '../container-events.js';
+import { inFlight } from '../in-flight.js';
+import { removedAtStart } from '../leftovers.js';
+import { relistLoop, type RelistLoop } from '../relist.js';
+import { singleFlight } from '../single-flight.js';
+import { refreshedStatus } from '../vanished.js';
 import type { ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
-import { VANISHED_MESSAGE, VANISHED_REASON, ownerAlive } from '../cri/cri-runtime.js';
-import { MANAGED_LABEL, NODE_LABEL, POD_UID_LABEL, RUN_LABEL, ownerLabels, podLogDirectory, processStartTime, type Owner } from '../cri/pod-config.js';
+import { MANAGED_LABEL, POD_UID_LABEL, RUN_LABEL, ownerLabels, podLogDirectory, processStartTime, type Owner } from '../cri/pod-config.js';
 import { describeConnection, type DockerConnection } from './docker-host.js';
 import { CONTAINER_TYPE_LABEL, DEFAULT_PAUSE_IMAGE, containerCreateOptions, infraCreateOptions } from './pod-config.js';
 import { podVolumeSources, type VolumePolicy, type VolumeSource } from './volumes.js';
 import { pullAuthFor } from './pull-secrets.js';
 
-/** The kubelet's PLEG relist period. */
-export const RELIST_PERIOD_MS = 1_000;
 /** How long the first call may take before the daemon counts as unreachable. */
 const CONNECT_TIMEOUT_MS = 5_000;
 /**
@@ -151,8 +153,6 @@ export class DockerRuntime implements ContainerRuntime {
   private readonly where: string;
   private readonly clock: Clock;
   private readonly runDir: string;
-  private readonly relistPeriodMs: number;
-  private readonly relistPhaseMs: number | undefined;
   private readonly logTailBytes: number;
   private readonly pauseImage: string;
   private readonly policy: VolumePolicy;
@@ -162,11 +162,9 @@ export class DockerRuntime implements ContainerRuntime {
   private readonly sandboxes = new Map<string, SandboxRecord>();
   private readonly containers = new Map<string, ContainerRecord>();
   private readonly events = containerEvents();
-  private readonly inFlight = new Set<Promise<unknown>>();
-  private readonly sandboxRemovals = new Map<string, Promise<void>>();
-  private relistTimer: unknown;
-  private relisting = false;
-  private closing: Promise<void> | undefined;
+  private readonly calls = inFlight();
+  private readonly relister: RelistLoop;
+  private readonly sandboxRemovals = singleFlight<string>();
 
   constructor(
     private readonly docker: Dockerode,
@@ -179,8 +177,12 @@ export class DockerRuntime implements ContainerRuntime {
     this.where = describeConnection(options.connection);
     this.clock = options.clock ?? realClock;
     this.runDir = options.runDir;
-    this.relistPeriodMs = options.relistPeriodMs ?? RELIST_PERIOD_MS;
-    this.relistPhaseMs = options.relistPhaseMs;
+    this.relister = relistLoop({
+      clock: this.clock,
+      ...(options.relistPeriodMs !== undefined ? { periodMs: options.relistPeriodMs } : {}),
+      ...(options.relistPhaseMs !== undefined ? { phaseMs: options.relistPhaseMs } : {}),
+      relist: () => this.listExits(),
+    });
     this.logTailBytes = options.logTailBytes ?? DEFAULT_LOG_TAIL_BYTES;
     this.pauseImage = options.pauseImage ?? DEFAULT_PAUSE_IMAGE;
     this.policy = options.volumes ?? {};
@@ -240,11 +242,11 @@ export class DockerRuntime implements ContainerRuntime {
   // --- sandboxes ------------------------------------------------------------------------
 
   runPodSandbox(pod: Pod): Promise<PodSandbox> {
-    return this.track(this.makeSandbox(pod));
+    return this.calls.track(this.makeSandbox(pod));
   }
 
   private async makeSandbox(pod: Pod): Promise<PodSandbox> {
-    this.assertOpen();
+    this.calls.assertOpen();
     const uid = pod.metadata?.uid ?? '';
     const volumes = podVolumeSources(pod, podLogDirectory(this.runDir, pod), this.policy);
     const labels = { ...ownerLabels(this.owner), [POD_UID_LABEL]: uid };
@@ -269,7 +271,7 @@ export class DockerRuntime implements ContainerRuntime {
       throw new Error(`starting the pod's infra container: ${apiMessage(err)}`);
     }
     // Closed while the sandbox was being made: it must not outlive the runtime.
-    if (this.closing) await this.removeSandboxByID(infra.id);
+    if (this.calls.closing) await this.removeSandboxByID(infra.id);
     return { ...sandbox };
   }
 
@@ -284,16 +286,7 @@ export class DockerRuntime implements ContainerRuntime {
    * removal that races another ("removal of container … is already in progress").
    */
   private removeSandboxByID(sandboxID: string): Promise<void> {
-    let removal = this.sandboxRemovals.get(sandboxID);
-    if (!removal) {
-      removal = this.track(this.removeSandbox(sandboxID));
-      this.sandboxRemovals.set(sandboxID, removal);
-      const forget = (): void => {
-        this.sandboxRemovals.delete(sandboxID);
-      };
-      removal.then(forget, forget);
-    }
-    return removal;
+    return this.sandboxRemovals(sandboxID, () => this.calls.track(this.removeSandbox(sandboxID)));
   }
 
   /**
@@ -325,11 +318,11 @@ export class DockerRuntime implements ContainerRuntime {
   // --- containers -----------------------------------------------------------------------
 
   startContainer(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus> {
-    return this.track(this.start(sandboxID, pod, container, attempt));
+    return this.calls.track(this.start(sandboxID, pod, container, attempt));
   }
 
   private async start(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus> {
-    this.assertOpen();
+    this.calls.assertOpen();
     const sandbox = this.sandboxes.get(sandboxID);
     if (!sandbox) throw new Error(`pod sandbox "${sandboxID}" not found`);
     const env = resolveContainerEnv(pod, container, { podIP: sandbox.sandbox.podIP }, containerFieldPath(pod, container));
@@ -369,7 +362,7 @@ export class DockerRuntime implements ContainerRuntime {
       Object.assign(record.status, { state: 'exited', exitCode: 128, reason: 'StartError', message: startError, finishedAt: this.clock.now() });
     }
     this.events.emit(record.status.state === 'exited' ? 'exited' : 'started', record.status);
-    if (this.closing) await ignoreGone(created.remove({ force: true }));
+    if (this.calls.closing) await ignoreGone(created.remove({ force: true }));
     return { ...record.status };
   }
 
@@ -436,7 +429,7 @@ export class DockerRuntime implements ContainerRuntime {
   }
 
   execSync(containerID: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
-    if (this.closing) return Promise.reject(new Error('container runtime is closed'));
+    if (this.calls.closing) return Promise.reject(new Error('container runtime is closed'));
     const record = this.containers.get(containerID);
     if (!record) return Promise.reject(new Error(`container "${containerID}" not found`));
     // Not tracked: close() must not wait out a probe's timeout.
@@ -495,13 +488,11 @@ export class DockerRuntime implements ContainerRuntime {
   // --- lifecycle ------------------------------------------------------------------------
 
   close(): Promise<void> {
-    this.closing ??= this.shutdown();
-    return this.closing;
+    this.relister.stop();
+    return this.calls.close(() => this.shutdown());
   }
 
   private async shutdown(): Promise<void> {
-    this.clock.clearTimeout(this.relistTimer);
-    await Promise.allSettled([...this.inFlight]);
     try {
       await this.removeLabelled(`${RUN_LABEL}=${this.owner.runID}`, () => true, 'of this run');
     } catch (err) {
@@ -539,27 +530,19 @@ export class DockerRuntime implements ContainerRuntime {
    * What a live probelet made, or a `probelet node` agent's pods, is never touched.
    */
   async removeLeftovers(): Promise<void> {
-    await this.removeLabelled(`${MANAGED_LABEL}=true`, (labels) => !ownerAlive(labels) && labels[NODE_LABEL] === undefined, 'an earlier probelet left');
+    await this.removeLabelled(`${MANAGED_LABEL}=true`, (labels) => removedAtStart(labels, { adopt: false }), 'an earlier probelet left');
   }
 
   startRelist(): void {
-    if (this.closing) return;
-    this.relistTimer = this.clock.setTimeout(() => {
-      void this.relist().finally(() => this.startRelist());
-    }, this.untilNextRelist());
-  }
-
-  private untilNextRelist(): number {
-    if (this.relistPhaseMs === undefined) return this.relistPeriodMs;
-    const period = this.relistPeriodMs;
-    const since = (((this.clock.now() - this.relistPhaseMs) % period) + period) % period;
-    return period - since;
+    this.relister.start();
   }
 
   /** PLEG: containers that stopped since the last look get their final status and an `exited` event. */
-  async relist(): Promise<void> {
-    if (this.relisting || this.closing) return;
-    this.relisting = true;
+  relist(): Promise<void> {
+    return this.relister.relistNow();
+  }
+
+  private async listExits(): Promise<void> {
     try {
       const listed = await this.docker.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=${this.owner.runID}`] } });
       const states = new Map(listed.map((c) => [c.Id, c.State]));
@@ -570,8 +553,6 @@ export class DockerRuntime implements ContainerRuntime {
       }
     } catch {
       // A relist that fails is retried at the next period, as the PLEG does.
-    } finally {
-      this.relisting = false;
     }
   }
 
@@ -583,31 +564,10 @@ export class DockerRuntime implements ContainerRuntime {
     } catch (err) {
       if (apiStatus(err) !== 404) return true;
     }
-    const wasRunning = record.status.state === 'running';
-    if (!info) {
-      if (wasRunning) {
-        Object.assign(record.status, { state: 'exited', exitCode: 137, reason: VANISHED_REASON, message: VANISHED_MESSAGE, finishedAt: this.clock.now() });
-      } else if (record.status.state !== 'exited') {
-        Object.assign(record.status, { state: 'exited', exitCode: record.status.exitCode ?? 137, reason: 'Error', finishedAt: this.clock.now() });
-      }
-    } else {
-      record.status = { ...record.status, ...fromInspect(info) };
-    }
-    if (emit && wasRunning && record.status.state === 'exited') this.events.emit('exited', record.status);
+    const { status, exited } = refreshedStatus(record.status, info ? fromInspect(info) : undefined, this.clock.now());
+    record.status = status;
+    if (emit && exited) this.events.emit('exited', record.status);
     return info !== undefined;
-  }
-
-  private assertOpen(): void {
-    if (this.closing) throw new Error('container runtime is closed');
-  }
-
-  private track<T>(work: Promise<T>): Promise<T> {
-    this.inFlight.add(work);
-    const untrack = (): void => {
-      this.inFlight.delete(work);
-    };
-    work.then(untrack, untrack);
-    return work;
   }
 }
 
