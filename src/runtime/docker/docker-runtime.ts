@@ -16,6 +16,9 @@
  * - Everything created (containers, volumes) carries probelet's owner labels (run, PID and
  *   the PID's start time): `close()` removes what this run made; at start, what a probelet
  *   that is gone (SIGKILL) left is removed; what a live probelet made is never touched.
+ * - `probelet node` (`node` and `adopt`): what a killed earlier run of the same node left is
+ *   kept at start for the kubelet to adopt pod by pod (`adoptPod`), as the CRI runtime does;
+ *   what no pod claims is removed once the node knows its pods (`removeUnadopted`).
  */
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
@@ -27,16 +30,18 @@ import { goStatusErrorText } from '../../util/go-status.js';
 import { resolveContainerEnv } from '../env.js';
 import { containerFieldPath } from '../input-error.js';
 import { DEFAULT_LOG_TAIL_BYTES, containerLogPath, openContainerLog, type ContainerLog } from '../logs.js';
+import { readCriLogTail } from '../cri/cri-logs.js';
 import { containerEvents } from '../container-events.js';
 import { inFlight } from '../in-flight.js';
-import { removedAtStart } from '../leftovers.js';
+import { ownerAlive, removedAtStart } from '../leftovers.js';
 import { relistLoop, type RelistLoop } from '../relist.js';
 import { singleFlight } from '../single-flight.js';
 import { refreshedStatus } from '../vanished.js';
-import type { ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
-import { MANAGED_LABEL, POD_UID_LABEL, RUN_LABEL, ownerLabels, podLogDirectory, processStartTime, type Owner } from '../cri/pod-config.js';
+import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
+import { MANAGED_LABEL, NODE_LABEL, POD_UID_LABEL, RESTART_COUNT_ANNOTATION, RUN_LABEL, ownerLabels, podLogDirectory, processStartTime, type Owner } from '../cri/pod-config.js';
+import { criLogFramer, type CriLogFramer } from './cri-log-framing.js';
 import { describeConnection, type DockerConnection } from './docker-host.js';
-import { CONTAINER_TYPE_LABEL, DEFAULT_PAUSE_IMAGE, containerCreateOptions, infraCreateOptions } from './pod-config.js';
+import { CONTAINER_NAME_LABEL, CONTAINER_TYPE_LABEL, DEFAULT_PAUSE_IMAGE, SANDBOX_ID_LABEL, containerCreateOptions, infraCreateOptions } from './pod-config.js';
 import { podVolumeSources, type VolumePolicy, type VolumeSource } from './volumes.js';
 import { pullAuthFor } from './pull-secrets.js';
 
@@ -64,6 +69,13 @@ export interface DockerRuntimeOptions {
   /** The infra container's image. Default {@link DEFAULT_PAUSE_IMAGE}. */
   pauseImage?: string;
   volumes?: VolumePolicy;
+  /** The node name of a `probelet node` agent, labelled on everything it creates (NODE_LABEL). */
+  node?: string;
+  /**
+   * With `node`: keep what a killed earlier run of this node left (found by NODE_LABEL) for
+   * `adoptPod`, instead of removing it at start.
+   */
+  adopt?: boolean;
   /** Where warnings go. Default `process.emitWarning`. */
   warn?: (message: string) => void;
   onLogWriteError?: (container: RuntimeContainerStatus, path: string, error: Error) => void;
@@ -80,6 +92,13 @@ interface ContainerRecord {
   status: RuntimeContainerStatus;
   log?: ContainerLog;
   logStream?: NodeJS.ReadableStream;
+}
+
+/** What an earlier run of this node left of one pod, until adopted or removed. */
+interface LeftPod {
+  infra: Dockerode.ContainerInfo[];
+  containers: Dockerode.ContainerInfo[];
+  volumes: string[];
 }
 
 /** An Engine API error's status code and message (docker-modem's shape). */
@@ -165,6 +184,11 @@ export class DockerRuntime implements ContainerRuntime {
   private readonly calls = inFlight();
   private readonly relister: RelistLoop;
   private readonly sandboxRemovals = singleFlight<string>();
+  private readonly adopt: boolean;
+  /** With `adopt`: what a killed earlier run of this node left, by pod UID, until adopted or removed. */
+  private readonly leftByPod = new Map<string, LeftPod>();
+  /** Pods taken over from an earlier run: what they hold carries its run label, not this one's. */
+  private readonly adoptedPods = new Set<string>();
 
   constructor(
     private readonly docker: Dockerode,
@@ -188,7 +212,8 @@ export class DockerRuntime implements ContainerRuntime {
     this.policy = options.volumes ?? {};
     this.warn = options.warn ?? ((message) => process.emitWarning(message));
     this.onLogWriteError = options.onLogWriteError;
-    this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid, pidStart: processStartTime(process.pid) };
+    this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid, pidStart: processStartTime(process.pid), ...(options.node ? { node: options.node } : {}) };
+    this.adopt = options.adopt === true && options.node !== undefined;
   }
 
   /** The label value of this run, for tests that look for what it left. */
@@ -366,12 +391,17 @@ export class DockerRuntime implements ContainerRuntime {
     return { ...record.status };
   }
 
-  /** The container's output from the API into its log file and tail, until it exits. */
+  /**
+   * The container's output from the API into its log file, in the CRI log format with the
+   * daemon's times (cri-log-framing.ts), until it exits: the kubelet's `/var/log/pods` files,
+   * which `kubectl logs` on a node reads as it reads the CRI runtime's.
+   */
   private async followLogs(record: ContainerRecord, container: Dockerode.Container): Promise<void> {
     const path = record.status.logPath ?? '';
     let log: ContainerLog;
     try {
-      log = openContainerLog(path, this.logTailBytes, (p, error) => this.onLogWriteError?.({ ...record.status }, p, error));
+      // Nothing kept in memory: containerLogs reads the file's tail, as the CRI runtime does.
+      log = openContainerLog(path, 0, (p, error) => this.onLogWriteError?.({ ...record.status }, p, error));
     } catch (err) {
       this.onLogWriteError?.({ ...record.status }, path, err instanceof Error ? err : new Error(String(err)));
       return;
@@ -379,20 +409,27 @@ export class DockerRuntime implements ContainerRuntime {
     record.log = log;
     let stream: NodeJS.ReadableStream;
     try {
-      stream = (await container.logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream;
+      stream = (await container.logs({ follow: true, stdout: true, stderr: true, timestamps: true })) as NodeJS.ReadableStream;
     } catch {
       log.close();
       return;
     }
     record.logStream = stream;
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        log.write(chunk);
-        done();
-      },
-    });
-    this.docker.modem.demuxStream(stream, sink, sink);
-    const end = (): void => log.close();
+    const now = (): number => this.clock.now();
+    const framers = [criLogFramer('stdout', now), criLogFramer('stderr', now)];
+    const sink = (framer: CriLogFramer): Writable =>
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          log.write(framer.frame(chunk));
+          done();
+        },
+      });
+    const [stdout, stderr] = framers.map(sink) as [Writable, Writable];
+    this.docker.modem.demuxStream(stream, stdout, stderr);
+    const end = (): void => {
+      for (const framer of framers) log.write(framer.end());
+      log.close();
+    };
     stream.on('end', end);
     stream.on('error', end);
   }
@@ -417,6 +454,11 @@ export class DockerRuntime implements ContainerRuntime {
     stream?.destroy?.();
     record.log?.close();
     this.containers.delete(record.status.id);
+  }
+
+  private forgetID(containerID: string): void {
+    const record = this.containers.get(containerID);
+    if (record) this.forget(record);
   }
 
   containerStatus(containerID: string): RuntimeContainerStatus | undefined {
@@ -478,7 +520,8 @@ export class DockerRuntime implements ContainerRuntime {
   }
 
   containerLogs(containerID: string): string {
-    return this.containers.get(containerID)?.log?.tail() ?? '';
+    const path = this.containers.get(containerID)?.status.logPath;
+    return path ? readCriLogTail(path, this.logTailBytes) : '';
   }
 
   subscribe(listener: (event: ContainerEvent) => void): () => void {
@@ -494,7 +537,9 @@ export class DockerRuntime implements ContainerRuntime {
 
   private async shutdown(): Promise<void> {
     try {
-      await this.removeLabelled(`${RUN_LABEL}=${this.owner.runID}`, () => true, 'of this run');
+      // A node's adopted pods carry the earlier run's label: the node's own is the one they share.
+      const label = this.adopt ? `${NODE_LABEL}=${this.owner.node ?? ''}` : `${RUN_LABEL}=${this.owner.runID}`;
+      await this.removeLabelled(label, (labels) => labels[RUN_LABEL] === this.owner.runID || this.adoptedPods.has(labels[POD_UID_LABEL] ?? ''), 'of this run');
     } catch (err) {
       this.warn(`could not remove this run's containers from ${this.where}: ${apiMessage(err)}; the next probelet start on it removes them, or: docker rm -f $(docker ps -aq --filter label=${RUN_LABEL}=${this.owner.runID})`);
     } finally {
@@ -509,28 +554,151 @@ export class DockerRuntime implements ContainerRuntime {
    */
   private async removeLabelled(label: string, which: (labels: Record<string, string>) => boolean, whose: string): Promise<void> {
     const listed = await this.docker.listContainers({ all: true, filters: { label: [label] } });
-    const chosen = listed.filter((c) => which(c.Labels));
-    const infraLast = [...chosen.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] !== 'podsandbox'), ...chosen.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] === 'podsandbox')];
+    const { Volumes } = await this.docker.listVolumes({ filters: { label: [label] } });
+    await this.removeListed(
+      listed.filter((c) => which(c.Labels)),
+      (Volumes ?? []).filter((v) => which(v.Labels ?? {})).map((v) => v.Name),
+      whose,
+    );
+  }
+
+  /** Removes these containers (the pods' own first, then their infra containers), then these volumes; one that cannot be removed is a warning naming it. */
+  private async removeListed(containers: readonly Dockerode.ContainerInfo[], volumes: readonly string[], whose: string): Promise<void> {
+    const infraLast = [...containers.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] !== 'podsandbox'), ...containers.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] === 'podsandbox')];
     for (const c of infraLast) {
       await ignoreGone(withTimeout(this.docker.getContainer(c.Id).remove({ force: true }), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
         this.warn(`could not remove the container ${c.Id} ${whose} from ${this.where}: ${apiMessage(err)}; remove it by hand (docker rm -f ${c.Id})`),
       );
     }
-    const { Volumes } = await this.docker.listVolumes({ filters: { label: [label] } });
-    for (const v of Volumes ?? []) {
-      if (!which(v.Labels ?? {})) continue;
-      await ignoreGone(withTimeout(this.docker.getVolume(v.Name).remove({ force: true }), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
-        this.warn(`could not remove the volume ${v.Name} ${whose} from ${this.where}: ${apiMessage(err)}; remove it by hand (docker volume rm -f ${v.Name})`),
+    for (const name of volumes) {
+      await ignoreGone(withTimeout(this.docker.getVolume(name).remove({ force: true }), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
+        this.warn(`could not remove the volume ${name} ${whose} from ${this.where}: ${apiMessage(err)}; remove it by hand (docker volume rm -f ${name})`),
       );
     }
   }
 
   /**
    * Removes what probelet processes that are gone (a SIGKILL, a crash) left in the daemon.
-   * What a live probelet made, or a `probelet node` agent's pods, is never touched.
+   * What a live probelet made is never touched; a node's pods are kept for that node
+   * (leftovers.ts), and with `adopt` this node's are collected for adoption.
    */
   async removeLeftovers(): Promise<void> {
-    await this.removeLabelled(`${MANAGED_LABEL}=true`, (labels) => removedAtStart(labels, { adopt: false }), 'an earlier probelet left');
+    const self = { node: this.owner.node, adopt: this.adopt };
+    await this.removeLabelled(`${MANAGED_LABEL}=true`, (labels) => removedAtStart(labels, self), 'an earlier probelet left');
+    if (this.adopt) await this.collectLeft();
+  }
+
+  /** Lists what earlier runs of this node left (their process is gone), by pod UID. */
+  private async collectLeft(): Promise<void> {
+    const filters = { label: [`${NODE_LABEL}=${this.owner.node ?? ''}`] };
+    const containers = await this.docker.listContainers({ all: true, filters });
+    const { Volumes } = await this.docker.listVolumes({ filters });
+    const entry = (labels: Record<string, string>): LeftPod => {
+      const uid = labels[POD_UID_LABEL] ?? '';
+      let left = this.leftByPod.get(uid);
+      if (!left) this.leftByPod.set(uid, (left = { infra: [], containers: [], volumes: [] }));
+      return left;
+    };
+    for (const c of containers) {
+      if (ownerAlive(c.Labels)) continue;
+      const left = entry(c.Labels);
+      (c.Labels[CONTAINER_TYPE_LABEL] === 'podsandbox' ? left.infra : left.containers).push(c);
+    }
+    for (const v of Volumes ?? []) if (!ownerAlive(v.Labels ?? {})) entry(v.Labels ?? {}).volumes.push(v.Name);
+  }
+
+  /** The pods an earlier run of this node left, not yet adopted nor removed (UIDs). */
+  leftPods(): string[] {
+    return [...this.leftByPod.keys()];
+  }
+
+  adoptPod(pod: Pod): Promise<AdoptedPod | undefined> {
+    const uid = pod.metadata?.uid ?? '';
+    const left = this.leftByPod.get(uid);
+    if (!left) return Promise.resolve(undefined);
+    this.leftByPod.delete(uid);
+    return this.calls.track(
+      this.takeOver(pod, left).catch(async (err: unknown) => {
+        // Never two copies: what could not be taken over goes before the pod starts anew.
+        for (const c of left.infra) this.sandboxes.delete(c.Id);
+        for (const c of left.containers) this.forgetID(`${this.scheme}${c.Id}`);
+        this.adoptedPods.delete(uid);
+        await this.removeListed([...left.containers, ...left.infra], left.volumes, 'an earlier run of this node left');
+        throw err;
+      }),
+    );
+  }
+
+  /**
+   * The pod's newest running infra container and the containers joined to it become this
+   * run's (their logs are read again from the daemon into this run's files). Older or stopped
+   * infra containers, and containers outside the kept one, are removed: the kubelet would kill
+   * a pod whose sandbox changed and start it in a new one, which here is the same as not
+   * adopting it.
+   */
+  private async takeOver(pod: Pod, left: LeftPod): Promise<AdoptedPod | undefined> {
+    this.calls.assertOpen();
+    const uid = pod.metadata?.uid ?? '';
+    const kept = left.infra.filter((c) => c.State === 'running').sort((a, b) => b.Created - a.Created)[0];
+    const joined = (c: Dockerode.ContainerInfo): boolean => kept !== undefined && c.Labels[SANDBOX_ID_LABEL] === kept.Id;
+    const whose = 'an earlier run of this node left';
+    await this.removeListed([...left.containers.filter((c) => !joined(c)), ...left.infra.filter((c) => c !== kept)], kept ? [] : left.volumes, whose);
+    if (!kept) return undefined;
+    this.adoptedPods.add(uid);
+    let podIP = HOST_NETWORK_POD_IP;
+    if (pod.spec?.hostNetwork !== true) podIP = infraIP(await this.docker.getContainer(kept.Id).inspect());
+    const sandbox: PodSandbox = { id: kept.Id, podUID: uid, podIP };
+    this.sandboxes.set(kept.Id, { sandbox, volumes: podVolumeSources(pod, podLogDirectory(this.runDir, pod), this.policy) });
+    const meta = pod.metadata ?? {};
+    const ref = { namespace: meta.namespace ?? 'default', name: meta.name ?? '', uid };
+    const containers: RuntimeContainerStatus[] = [];
+    for (const c of left.containers.filter(joined)) {
+      const container = this.docker.getContainer(c.Id);
+      let info: Dockerode.ContainerInspectInfo;
+      try {
+        info = await container.inspect();
+      } catch (err) {
+        if (apiStatus(err) === 404) continue;
+        throw err;
+      }
+      const name = c.Labels[CONTAINER_NAME_LABEL] ?? '';
+      const attempt = restartCountOf(c.Labels[RESTART_COUNT_ANNOTATION]);
+      const record: ContainerRecord = {
+        dockerID: c.Id,
+        sandboxID: kept.Id,
+        status: {
+          id: `${this.scheme}${c.Id}`,
+          podUID: uid,
+          name,
+          attempt,
+          image: info.Config.Image,
+          state: 'unknown',
+          createdAt: 0,
+          logPath: containerLogPath(this.runDir, ref, name, attempt),
+          ...fromInspect(info),
+        },
+      };
+      this.containers.set(record.status.id, record);
+      await this.followLogs(record, container);
+      containers.push({ ...record.status });
+    }
+    // Closed meanwhile: what was adopted must not outlive the runtime.
+    if (this.calls.closing) {
+      await this.removeSandboxByID(kept.Id);
+      return undefined;
+    }
+    return { sandbox: { ...sandbox }, containers };
+  }
+
+  async removeUnadopted(keep: ReadonlySet<string>): Promise<number> {
+    let removed = 0;
+    for (const [uid, left] of [...this.leftByPod]) {
+      if (keep.has(uid)) continue;
+      this.leftByPod.delete(uid);
+      await this.removeListed([...left.containers, ...left.infra], left.volumes, 'an earlier run of this node left');
+      removed++;
+    }
+    return removed;
   }
 
   startRelist(): void {
@@ -544,7 +712,9 @@ export class DockerRuntime implements ContainerRuntime {
 
   private async listExits(): Promise<void> {
     try {
-      const listed = await this.docker.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=${this.owner.runID}`] } });
+      // A node's adopted containers carry the earlier run's label: the node's own is the one they share.
+      const label = this.adopt ? `${NODE_LABEL}=${this.owner.node ?? ''}` : `${RUN_LABEL}=${this.owner.runID}`;
+      const listed = await this.docker.listContainers({ all: true, filters: { label: [label] } });
       const states = new Map(listed.map((c) => [c.Id, c.State]));
       for (const record of [...this.containers.values()]) {
         if (record.status.state !== 'running') continue;
@@ -604,6 +774,12 @@ export function fromInspect(info: Dockerode.ContainerInspectInfo): Partial<Runti
     if (s.Error) out.message = s.Error;
   }
   return out;
+}
+
+/** The kubelet's restart count read back from the container's label (kuberuntime labels.go), 0 when unreadable. */
+function restartCountOf(label: string | undefined): number {
+  const n = Number(label);
+  return Number.isInteger(n) && n >= 0 ? n : 0;
 }
 
 /** Stop/remove of something already gone (404) or already stopped (304) is done. */
