@@ -47,6 +47,8 @@ import { pullAuthFor } from './pull-secrets.js';
 
 /** How long the first call may take before the daemon counts as unreachable. */
 const CONNECT_TIMEOUT_MS = 5_000;
+/** How long `GET /version` may take once the daemon answered its ping. */
+const VERSION_TIMEOUT_MS = 30_000;
 /**
  * Deadline of each removal when cleaning up: a wedged daemon must not hold Ctrl-C for ever, but a
  * busy one is slow (a `docker rm -f` took 14 s here with the machine's load at 55).
@@ -139,7 +141,9 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
   const docker = new Docker(options.connection);
   let version: Dockerode.DockerVersion;
   try {
-    version = await withTimeout(docker.version(), CONNECT_TIMEOUT_MS, 'no answer to GET /version', options.clock);
+    await withTimeout(docker.ping(), CONNECT_TIMEOUT_MS, 'no answer to GET /_ping', options.clock);
+    // Podman answers /version by running conmon and its OCI runtime (4 s on a loaded machine): a daemon that answered the ping gets longer.
+    version = await withTimeout(docker.version(), VERSION_TIMEOUT_MS, 'no answer to GET /version', options.clock);
   } catch (err) {
     throw explainDockerConnectError(options.connection, err);
   }
@@ -380,7 +384,7 @@ export class DockerRuntime implements ContainerRuntime {
     } catch (err) {
       startError = apiMessage(err);
     }
-    if (startError === undefined) await this.followLogs(record, created);
+    if (startError === undefined) this.followLogs(record, created);
     await this.refresh(record, false);
     if (startError !== undefined) {
       // As containerd reports a failed start (Docker leaves it `created` with exit 127 or 126).
@@ -396,7 +400,7 @@ export class DockerRuntime implements ContainerRuntime {
    * daemon's times (cri-log-framing.ts), until it exits: the kubelet's `/var/log/pods` files,
    * which `kubectl logs` on a node reads as it reads the CRI runtime's.
    */
-  private async followLogs(record: ContainerRecord, container: Dockerode.Container): Promise<void> {
+  private followLogs(record: ContainerRecord, container: Dockerode.Container): void {
     const path = record.status.logPath ?? '';
     let log: ContainerLog;
     try {
@@ -407,11 +411,17 @@ export class DockerRuntime implements ContainerRuntime {
       return;
     }
     record.log = log;
-    let stream: NodeJS.ReadableStream;
-    try {
-      stream = (await container.logs({ follow: true, stdout: true, stderr: true, timestamps: true })) as NodeJS.ReadableStream;
-    } catch {
-      log.close();
+    // Not awaited: Podman answers a follow request only once the container wrote something.
+    void container.logs({ follow: true, stdout: true, stderr: true, timestamps: true }).then(
+      (stream) => this.pipeLogs(record, log, stream as NodeJS.ReadableStream),
+      () => log.close(),
+    );
+  }
+
+  private pipeLogs(record: ContainerRecord, log: ContainerLog, stream: NodeJS.ReadableStream): void {
+    if (this.containers.get(record.status.id) !== record) {
+      // Forgotten (removed, closed) before the daemon answered.
+      (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
       return;
     }
     record.logStream = stream;
@@ -679,7 +689,7 @@ export class DockerRuntime implements ContainerRuntime {
         },
       };
       this.containers.set(record.status.id, record);
-      await this.followLogs(record, container);
+      this.followLogs(record, container);
       containers.push({ ...record.status });
     }
     // Closed meanwhile: what was adopted must not outlive the runtime.
