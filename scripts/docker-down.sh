@@ -3,6 +3,9 @@
 # dockerd and its containerd (TERM, then KILL), their mounts under $W, the bridge, and $W.
 # Safe to run when nothing is up.
 set -uo pipefail
+# -- --podman: the private Podman service instead (docker-podman.sh).
+if [ "${1:-}" = --podman ]; then exec bash "$(dirname "$0")/docker-podman.sh" down; fi
+if [ $# -gt 0 ]; then echo "docker-down: unknown argument $1 (only --podman)" >&2; exit 2; fi
 
 # shellcheck source=docker-instance.sh
 . "$(dirname "$0")/docker-instance.sh"

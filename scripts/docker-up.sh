@@ -7,6 +7,9 @@
 # test images cri:up builds (probelet.local/busybox:test and the pause image), exported from
 # that containerd: one recipe for both runtimes. Idempotent. Prints `export DOCKER_HOST=…`.
 set -euo pipefail
+# -- --podman: the private Podman service instead (docker-podman.sh).
+if [ "${1:-}" = --podman ]; then exec bash "$(dirname "$0")/docker-podman.sh" up; fi
+if [ $# -gt 0 ]; then echo "docker-up: unknown argument $1 (only --podman)" >&2; exit 2; fi
 
 # shellcheck source=docker-instance.sh
 . "$(dirname "$0")/docker-instance.sh"

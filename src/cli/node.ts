@@ -44,17 +44,17 @@ import { deferredView } from './run/run.js';
 import { containerRecordPath, removeRecordedLeftovers } from '../runtime/process-owner.js';
 import { requireReadable } from './inputs.js';
 import { createRuntime, type RuntimeFlags } from './run/runtime.js';
-import { CriRuntime } from '../runtime/cri/cri-runtime.js';
 import { packageVersion } from './version.js';
 import { setLongTimeout } from '../util/timer.js';
 
-const NODE_RUNTIMES = ['process', 'cri', 'simulated'] as const;
+const NODE_RUNTIMES = ['process', 'cri', 'docker', 'simulated'] as const;
 
 interface NodeFlags extends ImagePullFlags {
   kubeconfig?: string;
   name?: string;
   runtime: (typeof NODE_RUNTIMES)[number];
   criEndpoint?: string;
+  dockerHost?: string;
   listen: string;
   nodeIp?: string;
   nodes?: string;
@@ -110,11 +110,12 @@ export function registerNodeCommand(program: Command, io: CliIO, setExit: (code:
     .option('--kubeconfig <file>', 'credentials and API server (default: $KUBECONFIG, else ~/.kube/config)')
     .option('--name <name>', "the Node's name (default: this machine's hostname, lower-cased); with --nodes, the prefix of <name>-0, <name>-1, …")
     .addOption(
-      new Option('--runtime <name>', 'host processes; a CRI runtime (its own containerd) running the images; or simulated containers playing behaviour scripts')
+      new Option('--runtime <name>', 'host processes; a CRI runtime (containerd, CRI-O) or a Docker Engine / Podman service running the images; or simulated containers playing behaviour scripts')
         .choices(NODE_RUNTIMES)
         .default('process'),
     )
     .option('--cri-endpoint <endpoint>', 'CRI socket for --runtime cri (default: $CONTAINER_RUNTIME_ENDPOINT, else unix:///run/containerd/containerd.sock)')
+    .option('--docker-host <url>', 'the Docker Engine API for --runtime docker (default: $DOCKER_HOST, else unix:///var/run/docker.sock)')
     .option('--nodes <n>', 'with --runtime simulated: register this many nodes from one process')
     .option('--fleet <file>', 'with --runtime simulated: the nodes (pools <pool>-0, <pool>-1, …) and behaviours by selector of a fleet file (docs/node.md#fleet-files)')
     .option('--shard <I/N>', 'with --nodes or --fleet: run only the I-th of N slices of the nodes (node k goes to slice k mod N + 1), so that N processes hold one fleet')
@@ -357,15 +358,19 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
 }
 
 async function realNode(common: CommonOptions, flags: NodeFlags, runDir: string): Promise<NodeAgentOptions> {
-  const runtimeFlags: RuntimeFlags = { runtime: flags.runtime === 'cri' ? 'cri' : 'process', ...(flags.criEndpoint !== undefined ? { criEndpoint: flags.criEndpoint } : {}) };
+  const runtimeFlags: RuntimeFlags = {
+    runtime: flags.runtime === 'simulated' ? 'process' : flags.runtime,
+    ...(flags.criEndpoint !== undefined ? { criEndpoint: flags.criEndpoint } : {}),
+    ...(flags.dockerHost !== undefined ? { dockerHost: flags.dockerHost } : {}),
+  };
   if (runtimeFlags.runtime === 'process') {
     // Containers a killed earlier run of this node left running go first: a process cannot be
-    // re-parented, so they cannot be adopted (the CRI runtime adopts its containers instead).
+    // re-parented, so they cannot be adopted (the CRI and Docker runtimes adopt their containers instead).
     const killed = removeRecordedLeftovers(containerRecordPath(common.name));
     if (killed > 0) common.log(`node ${common.name}: stopped ${killed} container(s) an earlier run left running; their pods start again`);
   }
   const runtime = await createRuntime(runtimeFlags, runDir, { node: common.name, ...(common.relistPhaseMs !== undefined ? { relistPhaseMs: common.relistPhaseMs } : {}) });
-  const left = runtime instanceof CriRuntime ? runtime.leftPods().length : 0;
+  const left = runtime.leftPods?.().length ?? 0;
   if (left > 0) common.log(`node ${common.name}: found ${left} pod(s) an earlier run left in the runtime; those still bound to this node are adopted, the others removed`);
   // The node filesystem is the one of its run directory (pod logs); the image filesystem is taken to be the same.
   return { ...common, runtime, machineStats: () => readMachineStats({ nodeDir: dirname(runDir) }) };

@@ -115,6 +115,8 @@ export interface ContainerRuntime {
    * process started (the process runtime) omit it.
    */
   adoptPod?(pod: Pod): Promise<AdoptedPod | undefined>;
+  /** The UIDs of the pods an earlier run of the node left, not yet adopted nor removed (for the node's log line). */
+  leftPods?(): string[];
   /**
    * Removes what an earlier run left for pods not in `keep` (no longer bound to the node, or
    * finished): the kubelet's `HandlePodCleanups` of pods it finds running but no longer

@@ -38,10 +38,11 @@ export function runsImages(flags: RuntimeFlags): boolean {
 }
 
 /**
- * Creates the runtime; a CRI runtime that cannot be reached is an error that says what to do.
- * `node` (probelet node) labels the CRI sandboxes and containers with the node's name (and
- * has the CRI runtime keep what a killed earlier run of that node left, for adoption), or has
- * the process runtime record its containers under it (process-owner.ts).
+ * Creates the runtime; a CRI or Docker runtime that cannot be reached is an error that says
+ * what to do. `node` (probelet node) labels the CRI or Docker runtime's sandboxes and
+ * containers with the node's name (and has it keep what a killed earlier run of that node
+ * left, for adoption), or has the process runtime record its containers under it
+ * (process-owner.ts).
  */
 export async function createRuntime(
   flags: RuntimeFlags,
@@ -59,6 +60,7 @@ export async function createRuntime(
         runDir,
         warn: (message) => process.stderr.write(`probelet: ${message}\n`),
         ...hooks,
+        ...(node !== undefined ? { node, adopt: true } : {}),
         ...(relistPhaseMs !== undefined ? { relistPhaseMs } : {}),
         volumes: { ...volumes, allowHostPath: flags.allowHostPath === true },
       });

@@ -28,6 +28,11 @@ import { resolveContainerEnv } from '../env.js';
 import { containerFieldPath } from '../input-error.js';
 import { DEFAULT_LOG_TAIL_BYTES } from '../logs.js';
 import { containerEvents } from '../container-events.js';
+import { inFlight } from '../in-flight.js';
+import { ownerAlive, removedAtStart } from '../leftovers.js';
+import { relistLoop, type RelistLoop } from '../relist.js';
+import { singleFlight } from '../single-flight.js';
+import { refreshedStatus } from '../vanished.js';
 import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RegistryAuth, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
 import type { CriClient } from './client.js';
 import { GrpcStatus, grpcCode, grpcMessage } from './grpc-error.js';
@@ -36,8 +41,6 @@ import { checkSocket, explainConnectError } from './errors.js';
 import {
   MANAGED_LABEL,
   NODE_LABEL,
-  PID_LABEL,
-  PID_START_LABEL,
   POD_UID_LABEL,
   RESTART_COUNT_ANNOTATION,
   RUN_LABEL,
@@ -51,8 +54,6 @@ import { goStatusErrorText } from '../../util/go-status.js';
 
 /** `crictl`'s and the kubelet's default endpoint. */
 export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
-/** The kubelet's PLEG relist period. */
-export const RELIST_PERIOD_MS = 1_000;
 /** How long the first call may take before the runtime counts as unreachable. */
 const CONNECT_TIMEOUT_MS = 5_000;
 /** Deadline of a pull (the kubelet's `--runtime-request-timeout` does not apply to pulls). */
@@ -82,14 +83,9 @@ export interface CriRuntimeOptions {
   /** Root of the pod log directories (the kubelet's `/var/log/pods`). */
   runDir: string;
   clock?: Clock;
-  /** Default {@link RELIST_PERIOD_MS}. */
+  /** Default the kubelet's PLEG period (relist.ts). */
   relistPeriodMs?: number;
-  /**
-   * Relist at `relistPhaseMs + k × relistPeriodMs` of the clock (the kubelet's relist instants,
-   * `KubeletOptions.relistPhaseMs`), so that an exit a relist finds is synced at once: the
-   * kubelet's sync waits for a relist after its previous one, and this is that relist. Default:
-   * a period after the previous relist ended.
-   */
+  /** Relist at `relistPhaseMs + k × relistPeriodMs` of the clock (RelistOptions.phaseMs). */
   relistPhaseMs?: number;
   /** The node name of a `probelet node` agent, labelled on every sandbox and container (NODE_LABEL). */
   node?: string;
@@ -185,8 +181,6 @@ export class CriRuntime implements ContainerRuntime {
   private readonly scheme: string;
   private readonly clock: Clock;
   private readonly runDir: string;
-  private readonly relistPeriodMs: number;
-  private readonly relistPhaseMs: number | undefined;
   /** Exits are found by relisting: the kubelet's PLEG (ContainerRuntime.relists). */
   readonly relists = true;
   private readonly logTailBytes: number;
@@ -194,22 +188,20 @@ export class CriRuntime implements ContainerRuntime {
   private readonly sandboxes = new Map<string, SandboxRecord>();
   private readonly containers = new Map<string, ContainerRecord>();
   private readonly events = containerEvents();
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly calls = inFlight();
+  private readonly relister: RelistLoop;
   private readonly warn: (message: string) => void;
   /**
    * Sandbox removals under way, by ID: the kubelet's and close()'s removal of one sandbox
    * share one sequence of calls, because containerd can hang a RemovePodSandbox that races
    * another removal of the same sandbox.
    */
-  private readonly sandboxRemovals = new Map<string, Promise<void>>();
+  private readonly sandboxRemovals = singleFlight<string>();
   /** With `adopt`: what a killed earlier run of this node left, by pod UID, until adopted or removed. */
   private readonly leftByPod = new Map<string, LeftPod>();
   /** Sandboxes taken over from an earlier run (they carry its run label, not this one's). */
   private readonly adopted = new Set<string>();
   private readonly adopt: boolean;
-  private relistTimer: unknown;
-  private relisting = false;
-  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly client: CriClient,
@@ -220,8 +212,12 @@ export class CriRuntime implements ContainerRuntime {
     this.scheme = `${version.runtime_name || 'cri'}://`;
     this.clock = options.clock ?? realClock;
     this.runDir = options.runDir;
-    this.relistPeriodMs = options.relistPeriodMs ?? RELIST_PERIOD_MS;
-    this.relistPhaseMs = options.relistPhaseMs;
+    this.relister = relistLoop({
+      clock: this.clock,
+      ...(options.relistPeriodMs !== undefined ? { periodMs: options.relistPeriodMs } : {}),
+      ...(options.relistPhaseMs !== undefined ? { phaseMs: options.relistPhaseMs } : {}),
+      relist: () => this.listExits(),
+    });
     this.logTailBytes = options.logTailBytes ?? DEFAULT_LOG_TAIL_BYTES;
     this.warn = options.warn ?? ((message) => process.emitWarning(message));
     this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid, pidStart: processStartTime(process.pid), ...(options.node ? { node: options.node } : {}) };
@@ -274,11 +270,11 @@ export class CriRuntime implements ContainerRuntime {
 
   /** Tracked, so that `close()` waits for a sandbox being made and removes it too (containerd lists it only once made). */
   runPodSandbox(pod: Pod): Promise<PodSandbox> {
-    return this.track(this.makeSandbox(pod));
+    return this.calls.track(this.makeSandbox(pod));
   }
 
   private async makeSandbox(pod: Pod): Promise<PodSandbox> {
-    this.assertOpen();
+    this.calls.assertOpen();
     const config = podSandboxConfig(pod, this.runDir, this.owner);
     mkdirSync(config.log_directory, { recursive: true });
     const { pod_sandbox_id: id } = await this.client.RunPodSandbox({ config });
@@ -290,7 +286,7 @@ export class CriRuntime implements ContainerRuntime {
     const sandbox: PodSandbox = { id, podUID: pod.metadata?.uid ?? '', podIP };
     this.sandboxes.set(id, { sandbox, config });
     // Closed while the sandbox was being made: it must not outlive the runtime.
-    if (this.closing) await this.removeSandboxByID(id);
+    if (this.calls.closing) await this.removeSandboxByID(id);
     return { ...sandbox };
   }
 
@@ -311,11 +307,11 @@ export class CriRuntime implements ContainerRuntime {
   // --- containers -----------------------------------------------------------------------
 
   startContainer(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus> {
-    return this.track(this.start(sandboxID, pod, container, attempt));
+    return this.calls.track(this.start(sandboxID, pod, container, attempt));
   }
 
   private async start(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus> {
-    this.assertOpen();
+    this.calls.assertOpen();
     const sandbox = this.sandboxes.get(sandboxID);
     if (!sandbox) throw new Error(`pod sandbox "${sandboxID}" not found`);
     const env = resolveContainerEnv(pod, container, { podIP: sandbox.sandbox.podIP }, containerFieldPath(pod, container));
@@ -354,7 +350,7 @@ export class CriRuntime implements ContainerRuntime {
       Object.assign(record.status, { state: 'exited', exitCode: 128, reason: 'StartError', message: startError, finishedAt: this.clock.now() });
     }
     this.events.emit(record.status.state === 'exited' ? 'exited' : 'started', record.status);
-    if (this.closing) await ignoreNotFound(this.client.RemoveContainer({ container_id: criID }));
+    if (this.calls.closing) await ignoreNotFound(this.client.RemoveContainer({ container_id: criID }));
     return { ...record.status };
   }
 
@@ -383,7 +379,7 @@ export class CriRuntime implements ContainerRuntime {
   }
 
   execSync(containerID: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
-    if (this.closing) return Promise.reject(new Error('container runtime is closed'));
+    if (this.calls.closing) return Promise.reject(new Error('container runtime is closed'));
     const record = this.containers.get(containerID);
     if (!record) return Promise.reject(new Error(`container "${containerID}" not found`));
     // Not tracked: `close()` must not wait out a probe's timeout (a forced stop kills at once);
@@ -419,13 +415,11 @@ export class CriRuntime implements ContainerRuntime {
   // --- lifecycle ------------------------------------------------------------------------
 
   close(): Promise<void> {
-    this.closing ??= this.shutdown();
-    return this.closing;
+    this.relister.stop();
+    return this.calls.close(() => this.shutdown());
   }
 
   private async shutdown(): Promise<void> {
-    this.clock.clearTimeout(this.relistTimer);
-    await Promise.allSettled([...this.inFlight]);
     try {
       // Each one named: a leftover whose ID and reason are known can be removed by hand.
       const adopted: RemovalFailure[] = [];
@@ -459,9 +453,8 @@ export class CriRuntime implements ContainerRuntime {
    * another node on the same containerd removes them in the meantime (`cri:down` does).
    */
   async removeLeftovers(): Promise<void> {
-    const ownedElsewhere = (labels: cri.Labels): boolean => labels[NODE_LABEL] !== undefined && labels[NODE_LABEL] !== this.owner.node;
-    const adoptable = (labels: cri.Labels): boolean => this.adopt && labels[NODE_LABEL] === this.owner.node;
-    for (const { kind, id, error } of await this.removeAll({ [MANAGED_LABEL]: 'true' }, (labels) => !ownerAlive(labels) && !adoptable(labels) && !ownedElsewhere(labels))) {
+    const self = { node: this.owner.node, adopt: this.adopt };
+    for (const { kind, id, error } of await this.removeAll({ [MANAGED_LABEL]: 'true' }, (labels) => removedAtStart(labels, self))) {
       this.warn(`could not remove the ${kind} ${id} an earlier probelet left in ${this.client.endpoint}: ${grpcMessage(error)}; ${removeByHand(kind, id)}`);
     }
     if (this.adopt) await this.collectLeft();
@@ -492,7 +485,7 @@ export class CriRuntime implements ContainerRuntime {
     const left = this.leftByPod.get(uid);
     if (!left) return Promise.resolve(undefined);
     this.leftByPod.delete(uid);
-    return this.track(
+    return this.calls.track(
       this.takeOver(pod, left).catch(async (err: unknown) => {
         // Never two copies: what could not be taken over goes before the pod starts anew.
         for (const s of left.sandboxes) {
@@ -513,7 +506,7 @@ export class CriRuntime implements ContainerRuntime {
    * sandbox changed and start it in a new one, which here is the same as not adopting it.
    */
   private async takeOver(pod: Pod, left: LeftPod): Promise<AdoptedPod | undefined> {
-    this.assertOpen();
+    this.calls.assertOpen();
     const uid = pod.metadata?.uid ?? '';
     const kept = left.sandboxes.filter((s) => s.state === 'SANDBOX_READY').sort((a, b) => b.created_at - a.created_at)[0];
     this.warnFailures(await this.removeListed(left.containers.filter((c) => c.pod_sandbox_id !== kept?.id), left.sandboxes.filter((s) => s !== kept)));
@@ -556,7 +549,7 @@ export class CriRuntime implements ContainerRuntime {
       containers.push({ ...record.status });
     }
     // Closed meanwhile: what was adopted must not outlive the runtime.
-    if (this.closing) {
+    if (this.calls.closing) {
       await this.removeSandboxByID(kept.id);
       return undefined;
     }
@@ -607,19 +600,12 @@ export class CriRuntime implements ContainerRuntime {
   }
 
   private stopAndRemoveSandbox(id: string): Promise<void> {
-    let removal = this.sandboxRemovals.get(id);
-    if (!removal) {
-      removal = this.stopAndRemove(
+    return this.sandboxRemovals(id, () =>
+      this.stopAndRemove(
         () => this.client.StopPodSandbox({ pod_sandbox_id: id }, CLEANUP_TIMEOUT_MS),
         () => this.client.RemovePodSandbox({ pod_sandbox_id: id }, CLEANUP_TIMEOUT_MS),
-      );
-      this.sandboxRemovals.set(id, removal);
-      const forget = (): void => {
-        this.sandboxRemovals.delete(id);
-      };
-      removal.then(forget, forget);
-    }
-    return removal;
+      ),
+    );
   }
 
   /**
@@ -643,24 +629,15 @@ export class CriRuntime implements ContainerRuntime {
   }
 
   startRelist(): void {
-    if (this.closing) return;
-    this.relistTimer = this.clock.setTimeout(() => {
-      void this.relist().finally(() => this.startRelist());
-    }, this.untilNextRelist());
-  }
-
-  /** A period from now, or to the next relist instant of the phase (never 0: one relist an instant). */
-  private untilNextRelist(): number {
-    if (this.relistPhaseMs === undefined) return this.relistPeriodMs;
-    const period = this.relistPeriodMs;
-    const since = (((this.clock.now() - this.relistPhaseMs) % period) + period) % period;
-    return period - since;
+    this.relister.start();
   }
 
   /** PLEG: containers that stopped since the last look get their final status and an `exited` event. */
-  async relist(): Promise<void> {
-    if (this.relisting || this.closing) return;
-    this.relisting = true;
+  relist(): Promise<void> {
+    return this.relister.relistNow();
+  }
+
+  private async listExits(): Promise<void> {
     try {
       // A node's adopted containers carry the earlier run's label: the node's own is the one they share.
       const selector: cri.Labels = this.adopt ? { [NODE_LABEL]: this.owner.node ?? '' } : { [RUN_LABEL]: this.owner.runID };
@@ -673,8 +650,6 @@ export class CriRuntime implements ContainerRuntime {
       }
     } catch {
       // A relist that fails is retried at the next period, as the PLEG does.
-    } finally {
-      this.relisting = false;
     }
   }
 
@@ -689,40 +664,15 @@ export class CriRuntime implements ContainerRuntime {
     } catch (err) {
       if (grpcCode(err) !== GrpcStatus.NOT_FOUND) return true;
     }
-    const wasRunning = record.status.state === 'running';
-    if (!status) {
-      // Gone from the runtime (removed behind our back): it is not running any more. A
-      // running one is worded as the kubelet words it (kubelet_pods.go); upstream has no
-      // words for one that never ran.
-      if (wasRunning) {
-        Object.assign(record.status, { state: 'exited', exitCode: 137, reason: VANISHED_REASON, message: VANISHED_MESSAGE, finishedAt: this.clock.now() });
-      } else if (record.status.state !== 'exited') {
-        Object.assign(record.status, { state: 'exited', exitCode: record.status.exitCode ?? 137, reason: 'Error', finishedAt: this.clock.now() });
-      }
-    } else {
-      record.status = { ...record.status, ...fromCriStatus(status) };
-    }
-    if (emit && wasRunning && record.status.state === 'exited') this.events.emit('exited', record.status);
+    const { status: next, exited } = refreshedStatus(record.status, status ? fromCriStatus(status) : undefined, this.clock.now());
+    record.status = next;
+    if (emit && exited) this.events.emit('exited', record.status);
     return status !== undefined;
-  }
-
-  private assertOpen(): void {
-    if (this.closing) throw new Error('container runtime is closed');
-  }
-
-  private track<T>(work: Promise<T>): Promise<T> {
-    this.inFlight.add(work);
-    const untrack = (): void => {
-      this.inFlight.delete(work);
-    };
-    work.then(untrack, untrack);
-    return work;
   }
 }
 
-/** What the kubelet reports for a container that was running and is no longer in the runtime's list. */
-export const VANISHED_REASON = 'ContainerStatusUnknown';
-export const VANISHED_MESSAGE = 'The container could not be located when the pod was deleted.  The container used to be Running';
+/** Where they lived before vanished.ts; kept for the callers that import them from here. */
+export { VANISHED_MESSAGE, VANISHED_REASON } from '../vanished.js';
 
 const CRI_STATES: Record<cri.ContainerState, RuntimeContainerStatus['state']> = {
   CONTAINER_CREATED: 'created',
@@ -756,24 +706,6 @@ function fromCriStatus(s: cri.ContainerStatus): Partial<RuntimeContainerStatus> 
 function restartCountOf(annotations: cri.Labels | undefined, attempt: number): number {
   const n = Number(annotations?.[RESTART_COUNT_ANNOTATION]);
   return Number.isInteger(n) && n >= 0 ? n : attempt;
-}
-
-/** Whether the probelet process that created it still runs: its PID is alive and, when recorded, started when it did. */
-export function ownerAlive(labels: cri.Labels): boolean {
-  const pid = Number(labels[PID_LABEL]);
-  if (!processAlive(pid)) return false;
-  const start = labels[PID_START_LABEL];
-  return start === undefined || start === '' || processStartTime(pid) === start;
-}
-
-function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Stop/remove of something already gone is done. */

@@ -16,6 +16,9 @@
  * - Everything created (containers, volumes) carries probelet's owner labels (run, PID and
  *   the PID's start time): `close()` removes what this run made; at start, what a probelet
  *   that is gone (SIGKILL) left is removed; what a live probelet made is never touched.
+ * - `probelet node` (`node` and `adopt`): what a killed earlier run of the same node left is
+ *   kept at start for the kubelet to adopt pod by pod (`adoptPod`), as the CRI runtime does;
+ *   what no pod claims is removed once the node knows its pods (`removeUnadopted`).
  */
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
@@ -27,19 +30,25 @@ import { goStatusErrorText } from '../../util/go-status.js';
 import { resolveContainerEnv } from '../env.js';
 import { containerFieldPath } from '../input-error.js';
 import { DEFAULT_LOG_TAIL_BYTES, containerLogPath, openContainerLog, type ContainerLog } from '../logs.js';
+import { readCriLogTail } from '../cri/cri-logs.js';
 import { containerEvents } from '../container-events.js';
-import type { ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
-import { VANISHED_MESSAGE, VANISHED_REASON, ownerAlive } from '../cri/cri-runtime.js';
-import { MANAGED_LABEL, NODE_LABEL, POD_UID_LABEL, RUN_LABEL, ownerLabels, podLogDirectory, processStartTime, type Owner } from '../cri/pod-config.js';
+import { inFlight } from '../in-flight.js';
+import { ownerAlive, removedAtStart } from '../leftovers.js';
+import { relistLoop, type RelistLoop } from '../relist.js';
+import { singleFlight } from '../single-flight.js';
+import { refreshedStatus } from '../vanished.js';
+import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
+import { MANAGED_LABEL, NODE_LABEL, POD_UID_LABEL, RESTART_COUNT_ANNOTATION, RUN_LABEL, ownerLabels, podLogDirectory, processStartTime, type Owner } from '../cri/pod-config.js';
+import { criLogFramer, type CriLogFramer } from './cri-log-framing.js';
 import { describeConnection, type DockerConnection } from './docker-host.js';
-import { CONTAINER_TYPE_LABEL, DEFAULT_PAUSE_IMAGE, containerCreateOptions, infraCreateOptions } from './pod-config.js';
+import { CONTAINER_NAME_LABEL, CONTAINER_TYPE_LABEL, DEFAULT_PAUSE_IMAGE, SANDBOX_ID_LABEL, containerCreateOptions, infraCreateOptions } from './pod-config.js';
 import { podVolumeSources, type VolumePolicy, type VolumeSource } from './volumes.js';
 import { pullAuthFor } from './pull-secrets.js';
 
-/** The kubelet's PLEG relist period. */
-export const RELIST_PERIOD_MS = 1_000;
 /** How long the first call may take before the daemon counts as unreachable. */
 const CONNECT_TIMEOUT_MS = 5_000;
+/** How long `GET /version` may take once the daemon answered its ping. */
+const VERSION_TIMEOUT_MS = 30_000;
 /**
  * Deadline of each removal when cleaning up: a wedged daemon must not hold Ctrl-C for ever, but a
  * busy one is slow (a `docker rm -f` took 14 s here with the machine's load at 55).
@@ -62,6 +71,13 @@ export interface DockerRuntimeOptions {
   /** The infra container's image. Default {@link DEFAULT_PAUSE_IMAGE}. */
   pauseImage?: string;
   volumes?: VolumePolicy;
+  /** The node name of a `probelet node` agent, labelled on everything it creates (NODE_LABEL). */
+  node?: string;
+  /**
+   * With `node`: keep what a killed earlier run of this node left (found by NODE_LABEL) for
+   * `adoptPod`, instead of removing it at start.
+   */
+  adopt?: boolean;
   /** Where warnings go. Default `process.emitWarning`. */
   warn?: (message: string) => void;
   onLogWriteError?: (container: RuntimeContainerStatus, path: string, error: Error) => void;
@@ -78,6 +94,13 @@ interface ContainerRecord {
   status: RuntimeContainerStatus;
   log?: ContainerLog;
   logStream?: NodeJS.ReadableStream;
+}
+
+/** What an earlier run of this node left of one pod, until adopted or removed. */
+interface LeftPod {
+  infra: Dockerode.ContainerInfo[];
+  containers: Dockerode.ContainerInfo[];
+  volumes: string[];
 }
 
 /** An Engine API error's status code and message (docker-modem's shape). */
@@ -118,7 +141,9 @@ export async function createDockerRuntime(options: DockerRuntimeOptions): Promis
   const docker = new Docker(options.connection);
   let version: Dockerode.DockerVersion;
   try {
-    version = await withTimeout(docker.version(), CONNECT_TIMEOUT_MS, 'no answer to GET /version', options.clock);
+    await withTimeout(docker.ping(), CONNECT_TIMEOUT_MS, 'no answer to GET /_ping', options.clock);
+    // Podman answers /version by running conmon and its OCI runtime (4 s on a loaded machine): a daemon that answered the ping gets longer.
+    version = await withTimeout(docker.version(), VERSION_TIMEOUT_MS, 'no answer to GET /version', options.clock);
   } catch (err) {
     throw explainDockerConnectError(options.connection, err);
   }
@@ -151,8 +176,6 @@ export class DockerRuntime implements ContainerRuntime {
   private readonly where: string;
   private readonly clock: Clock;
   private readonly runDir: string;
-  private readonly relistPeriodMs: number;
-  private readonly relistPhaseMs: number | undefined;
   private readonly logTailBytes: number;
   private readonly pauseImage: string;
   private readonly policy: VolumePolicy;
@@ -162,11 +185,14 @@ export class DockerRuntime implements ContainerRuntime {
   private readonly sandboxes = new Map<string, SandboxRecord>();
   private readonly containers = new Map<string, ContainerRecord>();
   private readonly events = containerEvents();
-  private readonly inFlight = new Set<Promise<unknown>>();
-  private readonly sandboxRemovals = new Map<string, Promise<void>>();
-  private relistTimer: unknown;
-  private relisting = false;
-  private closing: Promise<void> | undefined;
+  private readonly calls = inFlight();
+  private readonly relister: RelistLoop;
+  private readonly sandboxRemovals = singleFlight<string>();
+  private readonly adopt: boolean;
+  /** With `adopt`: what a killed earlier run of this node left, by pod UID, until adopted or removed. */
+  private readonly leftByPod = new Map<string, LeftPod>();
+  /** Pods taken over from an earlier run: what they hold carries its run label, not this one's. */
+  private readonly adoptedPods = new Set<string>();
 
   constructor(
     private readonly docker: Dockerode,
@@ -179,14 +205,19 @@ export class DockerRuntime implements ContainerRuntime {
     this.where = describeConnection(options.connection);
     this.clock = options.clock ?? realClock;
     this.runDir = options.runDir;
-    this.relistPeriodMs = options.relistPeriodMs ?? RELIST_PERIOD_MS;
-    this.relistPhaseMs = options.relistPhaseMs;
+    this.relister = relistLoop({
+      clock: this.clock,
+      ...(options.relistPeriodMs !== undefined ? { periodMs: options.relistPeriodMs } : {}),
+      ...(options.relistPhaseMs !== undefined ? { phaseMs: options.relistPhaseMs } : {}),
+      relist: () => this.listExits(),
+    });
     this.logTailBytes = options.logTailBytes ?? DEFAULT_LOG_TAIL_BYTES;
     this.pauseImage = options.pauseImage ?? DEFAULT_PAUSE_IMAGE;
     this.policy = options.volumes ?? {};
     this.warn = options.warn ?? ((message) => process.emitWarning(message));
     this.onLogWriteError = options.onLogWriteError;
-    this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid, pidStart: processStartTime(process.pid) };
+    this.owner = { runID: randomBytes(6).toString('hex'), pid: process.pid, pidStart: processStartTime(process.pid), ...(options.node ? { node: options.node } : {}) };
+    this.adopt = options.adopt === true && options.node !== undefined;
   }
 
   /** The label value of this run, for tests that look for what it left. */
@@ -240,11 +271,11 @@ export class DockerRuntime implements ContainerRuntime {
   // --- sandboxes ------------------------------------------------------------------------
 
   runPodSandbox(pod: Pod): Promise<PodSandbox> {
-    return this.track(this.makeSandbox(pod));
+    return this.calls.track(this.makeSandbox(pod));
   }
 
   private async makeSandbox(pod: Pod): Promise<PodSandbox> {
-    this.assertOpen();
+    this.calls.assertOpen();
     const uid = pod.metadata?.uid ?? '';
     const volumes = podVolumeSources(pod, podLogDirectory(this.runDir, pod), this.policy);
     const labels = { ...ownerLabels(this.owner), [POD_UID_LABEL]: uid };
@@ -269,7 +300,7 @@ export class DockerRuntime implements ContainerRuntime {
       throw new Error(`starting the pod's infra container: ${apiMessage(err)}`);
     }
     // Closed while the sandbox was being made: it must not outlive the runtime.
-    if (this.closing) await this.removeSandboxByID(infra.id);
+    if (this.calls.closing) await this.removeSandboxByID(infra.id);
     return { ...sandbox };
   }
 
@@ -284,16 +315,7 @@ export class DockerRuntime implements ContainerRuntime {
    * removal that races another ("removal of container … is already in progress").
    */
   private removeSandboxByID(sandboxID: string): Promise<void> {
-    let removal = this.sandboxRemovals.get(sandboxID);
-    if (!removal) {
-      removal = this.track(this.removeSandbox(sandboxID));
-      this.sandboxRemovals.set(sandboxID, removal);
-      const forget = (): void => {
-        this.sandboxRemovals.delete(sandboxID);
-      };
-      removal.then(forget, forget);
-    }
-    return removal;
+    return this.sandboxRemovals(sandboxID, () => this.calls.track(this.removeSandbox(sandboxID)));
   }
 
   /**
@@ -325,11 +347,11 @@ export class DockerRuntime implements ContainerRuntime {
   // --- containers -----------------------------------------------------------------------
 
   startContainer(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus> {
-    return this.track(this.start(sandboxID, pod, container, attempt));
+    return this.calls.track(this.start(sandboxID, pod, container, attempt));
   }
 
   private async start(sandboxID: string, pod: Pod, container: Container, attempt: number): Promise<RuntimeContainerStatus> {
-    this.assertOpen();
+    this.calls.assertOpen();
     const sandbox = this.sandboxes.get(sandboxID);
     if (!sandbox) throw new Error(`pod sandbox "${sandboxID}" not found`);
     const env = resolveContainerEnv(pod, container, { podIP: sandbox.sandbox.podIP }, containerFieldPath(pod, container));
@@ -362,44 +384,62 @@ export class DockerRuntime implements ContainerRuntime {
     } catch (err) {
       startError = apiMessage(err);
     }
-    if (startError === undefined) await this.followLogs(record, created);
+    if (startError === undefined) this.followLogs(record, created);
     await this.refresh(record, false);
     if (startError !== undefined) {
       // As containerd reports a failed start (Docker leaves it `created` with exit 127 or 126).
       Object.assign(record.status, { state: 'exited', exitCode: 128, reason: 'StartError', message: startError, finishedAt: this.clock.now() });
     }
     this.events.emit(record.status.state === 'exited' ? 'exited' : 'started', record.status);
-    if (this.closing) await ignoreGone(created.remove({ force: true }));
+    if (this.calls.closing) await ignoreGone(created.remove({ force: true }));
     return { ...record.status };
   }
 
-  /** The container's output from the API into its log file and tail, until it exits. */
-  private async followLogs(record: ContainerRecord, container: Dockerode.Container): Promise<void> {
+  /**
+   * The container's output from the API into its log file, in the CRI log format with the
+   * daemon's times (cri-log-framing.ts), until it exits: the kubelet's `/var/log/pods` files,
+   * which `kubectl logs` on a node reads as it reads the CRI runtime's.
+   */
+  private followLogs(record: ContainerRecord, container: Dockerode.Container): void {
     const path = record.status.logPath ?? '';
     let log: ContainerLog;
     try {
-      log = openContainerLog(path, this.logTailBytes, (p, error) => this.onLogWriteError?.({ ...record.status }, p, error));
+      // Nothing kept in memory: containerLogs reads the file's tail, as the CRI runtime does.
+      log = openContainerLog(path, 0, (p, error) => this.onLogWriteError?.({ ...record.status }, p, error));
     } catch (err) {
       this.onLogWriteError?.({ ...record.status }, path, err instanceof Error ? err : new Error(String(err)));
       return;
     }
     record.log = log;
-    let stream: NodeJS.ReadableStream;
-    try {
-      stream = (await container.logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream;
-    } catch {
-      log.close();
+    // Not awaited: Podman answers a follow request only once the container wrote something.
+    void container.logs({ follow: true, stdout: true, stderr: true, timestamps: true }).then(
+      (stream) => this.pipeLogs(record, log, stream as NodeJS.ReadableStream),
+      () => log.close(),
+    );
+  }
+
+  private pipeLogs(record: ContainerRecord, log: ContainerLog, stream: NodeJS.ReadableStream): void {
+    if (this.containers.get(record.status.id) !== record) {
+      // Forgotten (removed, closed) before the daemon answered.
+      (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
       return;
     }
     record.logStream = stream;
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        log.write(chunk);
-        done();
-      },
-    });
-    this.docker.modem.demuxStream(stream, sink, sink);
-    const end = (): void => log.close();
+    const now = (): number => this.clock.now();
+    const framers = [criLogFramer('stdout', now), criLogFramer('stderr', now)];
+    const sink = (framer: CriLogFramer): Writable =>
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          log.write(framer.frame(chunk));
+          done();
+        },
+      });
+    const [stdout, stderr] = framers.map(sink) as [Writable, Writable];
+    this.docker.modem.demuxStream(stream, stdout, stderr);
+    const end = (): void => {
+      for (const framer of framers) log.write(framer.end());
+      log.close();
+    };
     stream.on('end', end);
     stream.on('error', end);
   }
@@ -426,6 +466,11 @@ export class DockerRuntime implements ContainerRuntime {
     this.containers.delete(record.status.id);
   }
 
+  private forgetID(containerID: string): void {
+    const record = this.containers.get(containerID);
+    if (record) this.forget(record);
+  }
+
   containerStatus(containerID: string): RuntimeContainerStatus | undefined {
     const record = this.containers.get(containerID);
     return record ? { ...record.status } : undefined;
@@ -436,7 +481,7 @@ export class DockerRuntime implements ContainerRuntime {
   }
 
   execSync(containerID: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
-    if (this.closing) return Promise.reject(new Error('container runtime is closed'));
+    if (this.calls.closing) return Promise.reject(new Error('container runtime is closed'));
     const record = this.containers.get(containerID);
     if (!record) return Promise.reject(new Error(`container "${containerID}" not found`));
     // Not tracked: close() must not wait out a probe's timeout.
@@ -485,7 +530,8 @@ export class DockerRuntime implements ContainerRuntime {
   }
 
   containerLogs(containerID: string): string {
-    return this.containers.get(containerID)?.log?.tail() ?? '';
+    const path = this.containers.get(containerID)?.status.logPath;
+    return path ? readCriLogTail(path, this.logTailBytes) : '';
   }
 
   subscribe(listener: (event: ContainerEvent) => void): () => void {
@@ -495,15 +541,15 @@ export class DockerRuntime implements ContainerRuntime {
   // --- lifecycle ------------------------------------------------------------------------
 
   close(): Promise<void> {
-    this.closing ??= this.shutdown();
-    return this.closing;
+    this.relister.stop();
+    return this.calls.close(() => this.shutdown());
   }
 
   private async shutdown(): Promise<void> {
-    this.clock.clearTimeout(this.relistTimer);
-    await Promise.allSettled([...this.inFlight]);
     try {
-      await this.removeLabelled(`${RUN_LABEL}=${this.owner.runID}`, () => true, 'of this run');
+      // A node's adopted pods carry the earlier run's label: the node's own is the one they share.
+      const label = this.adopt ? `${NODE_LABEL}=${this.owner.node ?? ''}` : `${RUN_LABEL}=${this.owner.runID}`;
+      await this.removeLabelled(label, (labels) => labels[RUN_LABEL] === this.owner.runID || this.adoptedPods.has(labels[POD_UID_LABEL] ?? ''), 'of this run');
     } catch (err) {
       this.warn(`could not remove this run's containers from ${this.where}: ${apiMessage(err)}; the next probelet start on it removes them, or: docker rm -f $(docker ps -aq --filter label=${RUN_LABEL}=${this.owner.runID})`);
     } finally {
@@ -518,50 +564,167 @@ export class DockerRuntime implements ContainerRuntime {
    */
   private async removeLabelled(label: string, which: (labels: Record<string, string>) => boolean, whose: string): Promise<void> {
     const listed = await this.docker.listContainers({ all: true, filters: { label: [label] } });
-    const chosen = listed.filter((c) => which(c.Labels));
-    const infraLast = [...chosen.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] !== 'podsandbox'), ...chosen.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] === 'podsandbox')];
+    const { Volumes } = await this.docker.listVolumes({ filters: { label: [label] } });
+    await this.removeListed(
+      listed.filter((c) => which(c.Labels)),
+      (Volumes ?? []).filter((v) => which(v.Labels ?? {})).map((v) => v.Name),
+      whose,
+    );
+  }
+
+  /** Removes these containers (the pods' own first, then their infra containers), then these volumes; one that cannot be removed is a warning naming it. */
+  private async removeListed(containers: readonly Dockerode.ContainerInfo[], volumes: readonly string[], whose: string): Promise<void> {
+    const infraLast = [...containers.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] !== 'podsandbox'), ...containers.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] === 'podsandbox')];
     for (const c of infraLast) {
       await ignoreGone(withTimeout(this.docker.getContainer(c.Id).remove({ force: true }), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
         this.warn(`could not remove the container ${c.Id} ${whose} from ${this.where}: ${apiMessage(err)}; remove it by hand (docker rm -f ${c.Id})`),
       );
     }
-    const { Volumes } = await this.docker.listVolumes({ filters: { label: [label] } });
-    for (const v of Volumes ?? []) {
-      if (!which(v.Labels ?? {})) continue;
-      await ignoreGone(withTimeout(this.docker.getVolume(v.Name).remove({ force: true }), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
-        this.warn(`could not remove the volume ${v.Name} ${whose} from ${this.where}: ${apiMessage(err)}; remove it by hand (docker volume rm -f ${v.Name})`),
+    for (const name of volumes) {
+      await ignoreGone(withTimeout(this.docker.getVolume(name).remove({ force: true }), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
+        this.warn(`could not remove the volume ${name} ${whose} from ${this.where}: ${apiMessage(err)}; remove it by hand (docker volume rm -f ${name})`),
       );
     }
   }
 
   /**
    * Removes what probelet processes that are gone (a SIGKILL, a crash) left in the daemon.
-   * What a live probelet made, or a `probelet node` agent's pods, is never touched.
+   * What a live probelet made is never touched; a node's pods are kept for that node
+   * (leftovers.ts), and with `adopt` this node's are collected for adoption.
    */
   async removeLeftovers(): Promise<void> {
-    await this.removeLabelled(`${MANAGED_LABEL}=true`, (labels) => !ownerAlive(labels) && labels[NODE_LABEL] === undefined, 'an earlier probelet left');
+    const self = { node: this.owner.node, adopt: this.adopt };
+    await this.removeLabelled(`${MANAGED_LABEL}=true`, (labels) => removedAtStart(labels, self), 'an earlier probelet left');
+    if (this.adopt) await this.collectLeft();
+  }
+
+  /** Lists what earlier runs of this node left (their process is gone), by pod UID. */
+  private async collectLeft(): Promise<void> {
+    const filters = { label: [`${NODE_LABEL}=${this.owner.node ?? ''}`] };
+    const containers = await this.docker.listContainers({ all: true, filters });
+    const { Volumes } = await this.docker.listVolumes({ filters });
+    const entry = (labels: Record<string, string>): LeftPod => {
+      const uid = labels[POD_UID_LABEL] ?? '';
+      let left = this.leftByPod.get(uid);
+      if (!left) this.leftByPod.set(uid, (left = { infra: [], containers: [], volumes: [] }));
+      return left;
+    };
+    for (const c of containers) {
+      if (ownerAlive(c.Labels)) continue;
+      const left = entry(c.Labels);
+      (c.Labels[CONTAINER_TYPE_LABEL] === 'podsandbox' ? left.infra : left.containers).push(c);
+    }
+    for (const v of Volumes ?? []) if (!ownerAlive(v.Labels ?? {})) entry(v.Labels ?? {}).volumes.push(v.Name);
+  }
+
+  /** The pods an earlier run of this node left, not yet adopted nor removed (UIDs). */
+  leftPods(): string[] {
+    return [...this.leftByPod.keys()];
+  }
+
+  adoptPod(pod: Pod): Promise<AdoptedPod | undefined> {
+    const uid = pod.metadata?.uid ?? '';
+    const left = this.leftByPod.get(uid);
+    if (!left) return Promise.resolve(undefined);
+    this.leftByPod.delete(uid);
+    return this.calls.track(
+      this.takeOver(pod, left).catch(async (err: unknown) => {
+        // Never two copies: what could not be taken over goes before the pod starts anew.
+        for (const c of left.infra) this.sandboxes.delete(c.Id);
+        for (const c of left.containers) this.forgetID(`${this.scheme}${c.Id}`);
+        this.adoptedPods.delete(uid);
+        await this.removeListed([...left.containers, ...left.infra], left.volumes, 'an earlier run of this node left');
+        throw err;
+      }),
+    );
+  }
+
+  /**
+   * The pod's newest running infra container and the containers joined to it become this
+   * run's (their logs are read again from the daemon into this run's files). Older or stopped
+   * infra containers, and containers outside the kept one, are removed: the kubelet would kill
+   * a pod whose sandbox changed and start it in a new one, which here is the same as not
+   * adopting it.
+   */
+  private async takeOver(pod: Pod, left: LeftPod): Promise<AdoptedPod | undefined> {
+    this.calls.assertOpen();
+    const uid = pod.metadata?.uid ?? '';
+    const kept = left.infra.filter((c) => c.State === 'running').sort((a, b) => b.Created - a.Created)[0];
+    const joined = (c: Dockerode.ContainerInfo): boolean => kept !== undefined && c.Labels[SANDBOX_ID_LABEL] === kept.Id;
+    const whose = 'an earlier run of this node left';
+    await this.removeListed([...left.containers.filter((c) => !joined(c)), ...left.infra.filter((c) => c !== kept)], kept ? [] : left.volumes, whose);
+    if (!kept) return undefined;
+    this.adoptedPods.add(uid);
+    let podIP = HOST_NETWORK_POD_IP;
+    if (pod.spec?.hostNetwork !== true) podIP = infraIP(await this.docker.getContainer(kept.Id).inspect());
+    const sandbox: PodSandbox = { id: kept.Id, podUID: uid, podIP };
+    this.sandboxes.set(kept.Id, { sandbox, volumes: podVolumeSources(pod, podLogDirectory(this.runDir, pod), this.policy) });
+    const meta = pod.metadata ?? {};
+    const ref = { namespace: meta.namespace ?? 'default', name: meta.name ?? '', uid };
+    const containers: RuntimeContainerStatus[] = [];
+    for (const c of left.containers.filter(joined)) {
+      const container = this.docker.getContainer(c.Id);
+      let info: Dockerode.ContainerInspectInfo;
+      try {
+        info = await container.inspect();
+      } catch (err) {
+        if (apiStatus(err) === 404) continue;
+        throw err;
+      }
+      const name = c.Labels[CONTAINER_NAME_LABEL] ?? '';
+      const attempt = restartCountOf(c.Labels[RESTART_COUNT_ANNOTATION]);
+      const record: ContainerRecord = {
+        dockerID: c.Id,
+        sandboxID: kept.Id,
+        status: {
+          id: `${this.scheme}${c.Id}`,
+          podUID: uid,
+          name,
+          attempt,
+          image: info.Config.Image,
+          state: 'unknown',
+          createdAt: 0,
+          logPath: containerLogPath(this.runDir, ref, name, attempt),
+          ...fromInspect(info),
+        },
+      };
+      this.containers.set(record.status.id, record);
+      this.followLogs(record, container);
+      containers.push({ ...record.status });
+    }
+    // Closed meanwhile: what was adopted must not outlive the runtime.
+    if (this.calls.closing) {
+      await this.removeSandboxByID(kept.Id);
+      return undefined;
+    }
+    return { sandbox: { ...sandbox }, containers };
+  }
+
+  async removeUnadopted(keep: ReadonlySet<string>): Promise<number> {
+    let removed = 0;
+    for (const [uid, left] of [...this.leftByPod]) {
+      if (keep.has(uid)) continue;
+      this.leftByPod.delete(uid);
+      await this.removeListed([...left.containers, ...left.infra], left.volumes, 'an earlier run of this node left');
+      removed++;
+    }
+    return removed;
   }
 
   startRelist(): void {
-    if (this.closing) return;
-    this.relistTimer = this.clock.setTimeout(() => {
-      void this.relist().finally(() => this.startRelist());
-    }, this.untilNextRelist());
-  }
-
-  private untilNextRelist(): number {
-    if (this.relistPhaseMs === undefined) return this.relistPeriodMs;
-    const period = this.relistPeriodMs;
-    const since = (((this.clock.now() - this.relistPhaseMs) % period) + period) % period;
-    return period - since;
+    this.relister.start();
   }
 
   /** PLEG: containers that stopped since the last look get their final status and an `exited` event. */
-  async relist(): Promise<void> {
-    if (this.relisting || this.closing) return;
-    this.relisting = true;
+  relist(): Promise<void> {
+    return this.relister.relistNow();
+  }
+
+  private async listExits(): Promise<void> {
     try {
-      const listed = await this.docker.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=${this.owner.runID}`] } });
+      // A node's adopted containers carry the earlier run's label: the node's own is the one they share.
+      const label = this.adopt ? `${NODE_LABEL}=${this.owner.node ?? ''}` : `${RUN_LABEL}=${this.owner.runID}`;
+      const listed = await this.docker.listContainers({ all: true, filters: { label: [label] } });
       const states = new Map(listed.map((c) => [c.Id, c.State]));
       for (const record of [...this.containers.values()]) {
         if (record.status.state !== 'running') continue;
@@ -570,8 +733,6 @@ export class DockerRuntime implements ContainerRuntime {
       }
     } catch {
       // A relist that fails is retried at the next period, as the PLEG does.
-    } finally {
-      this.relisting = false;
     }
   }
 
@@ -583,31 +744,10 @@ export class DockerRuntime implements ContainerRuntime {
     } catch (err) {
       if (apiStatus(err) !== 404) return true;
     }
-    const wasRunning = record.status.state === 'running';
-    if (!info) {
-      if (wasRunning) {
-        Object.assign(record.status, { state: 'exited', exitCode: 137, reason: VANISHED_REASON, message: VANISHED_MESSAGE, finishedAt: this.clock.now() });
-      } else if (record.status.state !== 'exited') {
-        Object.assign(record.status, { state: 'exited', exitCode: record.status.exitCode ?? 137, reason: 'Error', finishedAt: this.clock.now() });
-      }
-    } else {
-      record.status = { ...record.status, ...fromInspect(info) };
-    }
-    if (emit && wasRunning && record.status.state === 'exited') this.events.emit('exited', record.status);
+    const { status, exited } = refreshedStatus(record.status, info ? fromInspect(info) : undefined, this.clock.now());
+    record.status = status;
+    if (emit && exited) this.events.emit('exited', record.status);
     return info !== undefined;
-  }
-
-  private assertOpen(): void {
-    if (this.closing) throw new Error('container runtime is closed');
-  }
-
-  private track<T>(work: Promise<T>): Promise<T> {
-    this.inFlight.add(work);
-    const untrack = (): void => {
-      this.inFlight.delete(work);
-    };
-    work.then(untrack, untrack);
-    return work;
   }
 }
 
@@ -644,6 +784,12 @@ export function fromInspect(info: Dockerode.ContainerInspectInfo): Partial<Runti
     if (s.Error) out.message = s.Error;
   }
   return out;
+}
+
+/** The kubelet's restart count read back from the container's label (kuberuntime labels.go), 0 when unreadable. */
+function restartCountOf(label: string | undefined): number {
+  const n = Number(label);
+  return Number.isInteger(n) && n >= 0 ? n : 0;
 }
 
 /** Stop/remove of something already gone (404) or already stopped (304) is done. */

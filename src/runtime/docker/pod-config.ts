@@ -17,6 +17,14 @@ import type { VolumeSource } from './volumes.js';
 export const DEFAULT_PAUSE_IMAGE = 'probelet.local/pause:3.9';
 /** dockershim's container-type label: `podsandbox` for the infra container, `container` for the others. */
 export const CONTAINER_TYPE_LABEL = 'io.kubernetes.docker.type';
+/**
+ * dockershim's label naming a container's infra container: a node that adopts its pods after a
+ * restart finds each container's sandbox by it (the Engine's list does not say which container
+ * a `container:<id>` network joins on every engine).
+ */
+export const SANDBOX_ID_LABEL = 'io.kubernetes.sandbox.id';
+/** The container's name in its pod (kuberuntime labels.go), read back when a node adopts it. */
+export const CONTAINER_NAME_LABEL = 'io.kubernetes.container.name';
 
 function podRef(pod: Pod): { namespace: string; name: string; uid: string } {
   const meta = pod.metadata ?? {};
@@ -112,7 +120,7 @@ export function containerCreateOptions(input: ContainerCreateInput): Dockerode.C
     ...(container.workingDir ? { WorkingDir: container.workingDir } : {}),
     Env: [...env].map(([k, v]) => `${k}=${v}`),
     ...(user !== undefined ? { User: user } : {}),
-    Labels: { ...podLabels(pod, owner), 'io.kubernetes.container.name': container.name, [CONTAINER_TYPE_LABEL]: 'container', [RESTART_COUNT_ANNOTATION]: String(attempt) },
+    Labels: { ...podLabels(pod, owner), [CONTAINER_NAME_LABEL]: container.name, [SANDBOX_ID_LABEL]: infraID, [CONTAINER_TYPE_LABEL]: 'container', [RESTART_COUNT_ANNOTATION]: String(attempt) },
     HostConfig: {
       NetworkMode: joined,
       IpcMode: pod.spec?.hostIPC === true ? 'host' : joined,
