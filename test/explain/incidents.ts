@@ -171,6 +171,21 @@ export const INCIDENTS: Record<string, Incident> = Object.fromEntries(
         done: (p) => restarts(p) >= 1 && status(p)?.lastState?.terminated?.exitCode === 3,
       },
       {
+        // Exits 3 once, then runs (an emptyDir keeps the mark): its previous run's log stays
+        // readable while the current one runs. The kubelet keeps one dead instance per
+        // container and deletes the others at once, so a container that crashes again and again
+        // has no previous log between an exit and the status that follows it.
+        name: 'crashed-once',
+        container: () => ({
+          name: 'app',
+          image: IMAGE,
+          command: ['sh', '-c', 'if [ -f /data/crashed ]; then echo recovered; exec sleep 3600; fi; touch /data/crashed; echo starting; echo "fatal: no config at /etc/app.conf" >&2; exit 3'],
+          volumeMounts: [{ name: 'data', mountPath: '/data' }],
+        }),
+        volumes: [{ name: 'data', emptyDir: {} }],
+        done: (p) => restarts(p) >= 1 && status(p)?.lastState?.terminated?.exitCode === 3 && status(p)?.state?.running !== undefined,
+      },
+      {
         name: 'oom',
         container: () => ({ name: 'app', image: IMAGE, command: ['awk', 'BEGIN { s = "xxxxxxxxxxxxxxxx"; while (1) s = s s }'], resources: { limits: { memory: '32Mi' }, requests: { memory: '32Mi' } } }),
         done: (p) => [status(p)?.lastState?.terminated?.reason, status(p)?.state?.terminated?.reason].includes('OOMKilled'),
