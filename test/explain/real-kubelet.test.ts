@@ -18,9 +18,11 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { setPodDefaults } from '../../src/api/defaults.js';
 import type { Container, Pod } from '../../src/api/types.js';
 import { failureWindow, startupGuard } from '../../src/check/budgets.js';
+import { runCheck } from '../../src/cli/check/check.js';
 import type { Diagnosis } from '../../src/explain/diagnose.js';
 import { mergeContainer, verifyDiagnosis, type Verification } from '../../src/explain/verify.js';
 import { plain, type KubeClients } from '../../src/node/kube.js';
+import { expectValidSarif, type SarifLog } from '../check/sarif.js';
 import { clusterClients, describeCluster, testNamespace, until } from '../node/helpers.js';
 import { appDiagnosis, incidentPod, restarts, startIncidentServers, status, type IncidentPorts, type IncidentRun, runIncidents, INCIDENTS } from './incidents.js';
 
@@ -255,6 +257,24 @@ describeCluster('explain on incidents of the real kubelet', () => {
     expect(said(/^exit code 143 is SIGTERM: a kill from outside the app — a liveness probe kill/)).toMatchObject({ confidence: 'possible', from: 'rule' });
     expect(said(/no Started event is left: events expire after 1h0m0s/)).toMatchObject({ confidence: 'certain', from: 'events' });
     sameOffline(d, offline);
+  });
+
+  it('check --cluster -o sarif: the live diagnoses of the restarted pods are results with their cause id as ruleId, in valid SARIF', async () => {
+    let out = '';
+    let err = '';
+    const code = await runCheck([], { output: 'sarif', failOn: 'never', startupTime: [], disable: [], cluster: true, namespace, kubeconfig }, { stdout: (s) => void (out += s), stderr: (s) => void (err += s) });
+    expect(code, err).toBe(0);
+    const log = JSON.parse(out) as SarifLog;
+    expectValidSarif(log);
+    const live = new Map((log.runs[0]?.results ?? []).filter((r) => r.properties?.['live'] === true).map((r) => [r.properties?.['pod'], r]));
+    const expected: Record<string, string> = { 'slow-start': 'slow-start-liveness', 'startup-short': 'startup-probe-too-short', 'wrong-port': 'probe-wrong-target', 'wrong-path': 'probe-wrong-target', 'liveness-timeout': 'liveness-timeout', hang: 'hang', unhealthy: 'liveness-unhealthy' };
+    for (const [pod, cause] of Object.entries(expected)) {
+      const r = live.get(pod);
+      expect(r?.ruleId, `${pod}: ${JSON.stringify(r)}`).toBe(cause);
+      expect(r?.locations[0]?.physicalLocation.artifactLocation.uri).toBe(`${namespace}/pods/${pod}`);
+    }
+    // Not the probes' doing (a crash, an OOM kill, events gone): no live result.
+    for (const pod of ['crash', 'oom', 'expired']) expect(live.has(pod), pod).toBe(false);
   });
 
   it.each(['slow-start', 'startup-short', 'wrong-port', 'liveness-timeout'])('%s: the fix applied to the same pod on the real kubelet gives no restart in the window; --verify agreed beforehand', (name) => {
