@@ -27,6 +27,19 @@ KUBELET_HEALTHZ_PORT="${PROBELET_CLUSTER_KUBELET_HEALTHZ_PORT:-20248}"
 
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet)
 
+# The node's address: its InternalIP, which the API server dials (--kubelet-preferred-address-types
+# InternalIP) for logs, exec and port-forward, so the kubelet serves there too and its serving
+# certificate names it. PROBELET_CLUSTER_NODE_IP, else the source address of the default route —
+# what the kubelet picks by itself when the host name resolves to loopback only — else the first
+# global IPv4 address that is not on a bridge of ours; empty when there is none.
+node_ip() {
+  if [ -n "${PROBELET_CLUSTER_NODE_IP:-}" ]; then echo "$PROBELET_CLUSTER_NODE_IP"; return; fi
+  local ip
+  ip="$(ip -4 -o route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p' | head -1)"
+  [ -n "$ip" ] || ip="$(ip -4 -o addr show scope global 2>/dev/null | awk '$2 !~ /^(pl-|probelet-)/ { split($4, a, "/"); print a[1]; exit }')"
+  echo "$ip"
+}
+
 log() { echo "cluster-$(basename "$0" .sh): $*" >&2; }
 
 # A process's start time (clock ticks since boot, /proc/PID/stat field 22): with its pid, an

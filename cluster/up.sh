@@ -62,23 +62,23 @@ fi
 
 # 3. Certificates and keys (once; kept across cluster:up runs until cluster:down).
 P="$D/pki"
+# cert NAME SUBJECT [subjectAltName]: a key and a certificate signed by our CA.
+cert() {
+  local name=$1 subj=$2 san=${3:-} ext="$P/$1.ext"
+  openssl req -newkey rsa:2048 -nodes -keyout "$P/$name.key" -out "$P/$name.csr" -subj "$subj" 2>/dev/null
+  printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=%s\n' \
+    "$([ -n "$san" ] && echo serverAuth || echo clientAuth)" >"$ext"
+  [ -n "$san" ] && echo "subjectAltName=$san" >>"$ext"
+  openssl x509 -req -in "$P/$name.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" -CAcreateserial \
+    -out "$P/$name.crt" -days 3650 -extfile "$ext" 2>/dev/null
+  rm -f "$P/$name.csr" "$ext"
+}
 if [ ! -f "$P/.complete" ]; then
   log "generating certificates in $P"
   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$P/ca.key" -out "$P/ca.crt" -days 3650 \
     -subj "/CN=probelet-cluster-ca" 2>/dev/null
   openssl genrsa -out "$P/sa.key" 2048 2>/dev/null
   openssl rsa -in "$P/sa.key" -pubout -out "$P/sa.pub" 2>/dev/null
-  # cert NAME SUBJECT [subjectAltName]: a key and a certificate signed by our CA.
-  cert() {
-    local name=$1 subj=$2 san=${3:-} ext="$P/$1.ext"
-    openssl req -newkey rsa:2048 -nodes -keyout "$P/$name.key" -out "$P/$name.csr" -subj "$subj" 2>/dev/null
-    printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=%s\n' \
-      "$([ -n "$san" ] && echo serverAuth || echo clientAuth)" >"$ext"
-    [ -n "$san" ] && echo "subjectAltName=$san" >>"$ext"
-    openssl x509 -req -in "$P/$name.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" -CAcreateserial \
-      -out "$P/$name.crt" -days 3650 -extfile "$ext" 2>/dev/null
-    rm -f "$P/$name.csr" "$ext"
-  }
   cert apiserver "/CN=kube-apiserver" "IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc"
   cert admin "/O=system:masters/CN=probelet-admin"
   cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
@@ -86,8 +86,15 @@ if [ ! -f "$P/.complete" ]; then
   cert scheduler "/CN=system:kube-scheduler"
   cert "node-$NODE_NAME" "/O=system:nodes/CN=system:node:$NODE_NAME"
   cert "node-$AGENT_NODE_NAME" "/O=system:nodes/CN=system:node:$AGENT_NODE_NAME"
-  cert kubelet-serving "/CN=$NODE_NAME" "IP:127.0.0.1,DNS:localhost,DNS:$NODE_NAME"
   touch "$P/.complete"
+fi
+# The kubelet's serving certificate names the node's address, where the API server reaches it
+# (kubectl logs, exec) and checks it against our CA (--kubelet-certificate-authority); made again
+# when the address is not in it (a state dir from before, or a machine whose address changed).
+NODE_IP="$(node_ip)"
+[ -n "$NODE_IP" ] || log "no non-loopback IPv4 address: the kubelet serves on 127.0.0.1 only, so the API server cannot reach it (kubectl logs/exec fail); set PROBELET_CLUSTER_NODE_IP"
+if [ ! -f "$P/kubelet-serving.crt" ] || { [ -n "$NODE_IP" ] && ! openssl x509 -in "$P/kubelet-serving.crt" -noout -ext subjectAltName 2>/dev/null | grep -qE "IP Address:${NODE_IP//./\\.}(,|$)"; }; then
+  cert kubelet-serving "/CN=$NODE_NAME" "IP:127.0.0.1,DNS:localhost,DNS:$NODE_NAME${NODE_IP:+,IP:$NODE_IP}"
 fi
 # kubeconfig NAME USER_CERT: $D/NAME.kubeconfig for that client certificate.
 kubeconfig() {
@@ -181,7 +188,7 @@ if [ "$NO_KUBELET" != 1 ]; then
 cat >"$D/kubelet.yaml" <<YAML
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: $([ -n "$NODE_IP" ] && echo 0.0.0.0 || echo 127.0.0.1)
 port: $KUBELET_PORT
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
@@ -201,7 +208,7 @@ failSwapOn: false
 cgroupsPerQOS: true
 cgroupRoot: $CGROUP_ROOT
 enforceNodeAllocatable: []
-podLogsDirectory: $D/pod-logs
+podLogsDir: $D/pod-logs
 volumePluginDir: $D/volume-plugins
 resolvConf: ""
 evictionHard: {memory.available: "1Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
@@ -231,7 +238,7 @@ exec "\$@"
 SH
 start_component kubelet "$KUBELET_PORT" "$KUBELET_HEALTHZ_PORT" -- unshare --mount --propagation slave \
   bash "$D/kubelet-sysctls.sh" "$BIN/kubelet" --config "$D/kubelet.yaml" --kubeconfig "$D/$NODE_NAME.kubeconfig" \
-  --hostname-override "$NODE_NAME" --root-dir "$D/kubelet" --v 2
+  --hostname-override "$NODE_NAME" ${NODE_IP:+--node-ip "$NODE_IP"} --root-dir "$D/kubelet" --v 2
 node_ready() { [ "$("${KUBECTL[@]}" get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
 wait_for kubelet 120 node_ready
 fi

@@ -39,16 +39,28 @@ interface Kind {
 
 const PAGE = 500;
 
+/** Where each kind lives in the API: its group version and plural (an object's place is `NAMESPACE/PLURAL/NAME`). */
+export const WORKLOAD_API: Readonly<Record<string, { apiVersion: string; plural: string }>> = {
+  Deployment: { apiVersion: 'apps/v1', plural: 'deployments' },
+  StatefulSet: { apiVersion: 'apps/v1', plural: 'statefulsets' },
+  DaemonSet: { apiVersion: 'apps/v1', plural: 'daemonsets' },
+  ReplicaSet: { apiVersion: 'apps/v1', plural: 'replicasets' },
+  Job: { apiVersion: 'batch/v1', plural: 'jobs' },
+  CronJob: { apiVersion: 'batch/v1', plural: 'cronjobs' },
+  Pod: { apiVersion: 'v1', plural: 'pods' },
+};
+
 function kinds(c: ReadClients): Kind[] {
   const args = (a: Parameters<Lister>[0]) => ({ labelSelector: a.labelSelector, limit: a.limit, _continue: a._continue });
+  const kind = (name: string, ownerless: boolean, all: Lister, namespaced: Lister): Kind => ({ kind: name, ...(WORKLOAD_API[name] ?? { apiVersion: 'v1', plural: '' }), ownerless, all, namespaced });
   return [
-    { kind: 'Deployment', apiVersion: 'apps/v1', plural: 'deployments', ownerless: false, all: (a) => c.apps.listDeploymentForAllNamespaces(args(a)), namespaced: (a) => c.apps.listNamespacedDeployment({ namespace: a.namespace ?? '', ...args(a) }) },
-    { kind: 'StatefulSet', apiVersion: 'apps/v1', plural: 'statefulsets', ownerless: false, all: (a) => c.apps.listStatefulSetForAllNamespaces(args(a)), namespaced: (a) => c.apps.listNamespacedStatefulSet({ namespace: a.namespace ?? '', ...args(a) }) },
-    { kind: 'DaemonSet', apiVersion: 'apps/v1', plural: 'daemonsets', ownerless: false, all: (a) => c.apps.listDaemonSetForAllNamespaces(args(a)), namespaced: (a) => c.apps.listNamespacedDaemonSet({ namespace: a.namespace ?? '', ...args(a) }) },
-    { kind: 'ReplicaSet', apiVersion: 'apps/v1', plural: 'replicasets', ownerless: true, all: (a) => c.apps.listReplicaSetForAllNamespaces(args(a)), namespaced: (a) => c.apps.listNamespacedReplicaSet({ namespace: a.namespace ?? '', ...args(a) }) },
-    { kind: 'Job', apiVersion: 'batch/v1', plural: 'jobs', ownerless: true, all: (a) => c.batch.listJobForAllNamespaces(args(a)), namespaced: (a) => c.batch.listNamespacedJob({ namespace: a.namespace ?? '', ...args(a) }) },
-    { kind: 'CronJob', apiVersion: 'batch/v1', plural: 'cronjobs', ownerless: false, all: (a) => c.batch.listCronJobForAllNamespaces(args(a)), namespaced: (a) => c.batch.listNamespacedCronJob({ namespace: a.namespace ?? '', ...args(a) }) },
-    { kind: 'Pod', apiVersion: 'v1', plural: 'pods', ownerless: true, all: (a) => c.core.listPodForAllNamespaces(args(a)), namespaced: (a) => c.core.listNamespacedPod({ namespace: a.namespace ?? '', ...args(a) }) },
+    kind('Deployment', false, (a) => c.apps.listDeploymentForAllNamespaces(args(a)), (a) => c.apps.listNamespacedDeployment({ namespace: a.namespace ?? '', ...args(a) })),
+    kind('StatefulSet', false, (a) => c.apps.listStatefulSetForAllNamespaces(args(a)), (a) => c.apps.listNamespacedStatefulSet({ namespace: a.namespace ?? '', ...args(a) })),
+    kind('DaemonSet', false, (a) => c.apps.listDaemonSetForAllNamespaces(args(a)), (a) => c.apps.listNamespacedDaemonSet({ namespace: a.namespace ?? '', ...args(a) })),
+    kind('ReplicaSet', true, (a) => c.apps.listReplicaSetForAllNamespaces(args(a)), (a) => c.apps.listNamespacedReplicaSet({ namespace: a.namespace ?? '', ...args(a) })),
+    kind('Job', true, (a) => c.batch.listJobForAllNamespaces(args(a)), (a) => c.batch.listNamespacedJob({ namespace: a.namespace ?? '', ...args(a) })),
+    kind('CronJob', false, (a) => c.batch.listCronJobForAllNamespaces(args(a)), (a) => c.batch.listNamespacedCronJob({ namespace: a.namespace ?? '', ...args(a) })),
+    kind('Pod', true, (a) => c.core.listPodForAllNamespaces(args(a)), (a) => c.core.listNamespacedPod({ namespace: a.namespace ?? '', ...args(a) })),
   ];
 }
 

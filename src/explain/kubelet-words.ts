@@ -108,3 +108,18 @@ export function readBackOffStep(message: string): number | undefined {
   const m = /^back-off (?:(\d+)m)?(\d+)s restarting/.exec(message);
   return m ? Number(m[1] ?? 0) * 60 + Number(m[2]) : undefined;
 }
+
+/**
+ * The notices the kubelet writes in place of a log it cannot serve — with status 200, once the
+ * stream has begun, so the API's answer looks like a log: `unable to retrieve container logs
+ * for containerd://…` (kuberuntime GetContainerLogs: the runtime no longer knows the instance;
+ * the kubelet keeps one dead instance per container) and `failed to try resolving symlinks in
+ * path "…"` (its log file is gone). Not the app's words.
+ */
+const LOG_NOTICES = ['unable to retrieve container logs for ', 'failed to try resolving symlinks in path '];
+
+/** Whether a log read through the API is one of the kubelet's notices instead of a log: one line that begins like one. */
+export function isKubeletLogNotice(text: string): boolean {
+  const body = text.trim();
+  return !body.includes('\n') && LOG_NOTICES.some((notice) => body.startsWith(notice));
+}

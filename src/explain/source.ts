@@ -9,6 +9,7 @@ import { SourceError } from './source-error.js';
 import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { Pod } from '../api/types.js';
 import { errorMessage, httpStatus, plain } from '../node/kube.js';
+import { isKubeletLogNotice } from './kubelet-words.js';
 
 /** What explain and check --cluster read through. */
 export interface ReadClients {
@@ -84,8 +85,10 @@ export async function readEvents(clients: ReadClients, pod: Pod): Promise<unknow
 /** The last `lines` lines of a container's previous run (`kubectl logs --previous`); empty when there is none. */
 export async function previousLogLines(clients: ReadClients, pod: Pod, container: string, lines = 5): Promise<string[]> {
   try {
-    const text = await clients.core.readNamespacedPodLog({ name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? 'default', container, previous: true, tailLines: lines });
-    return String(text).split('\n').filter((l) => l !== '').slice(-lines);
+    const text = String(await clients.core.readNamespacedPodLog({ name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? 'default', container, previous: true, tailLines: lines }));
+    // The instance is gone (the kubelet keeps one dead instance): its notice is not the app's log.
+    if (isKubeletLogNotice(text)) return [];
+    return text.split('\n').filter((l) => l !== '').slice(-lines);
   } catch {
     // No previous run, or logs not reachable (the kubelet's port): the diagnosis stands without them.
     return [];

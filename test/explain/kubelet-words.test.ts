@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readBackOffStep, readImagePull, readKilling, readUnhealthy } from '../../src/explain/kubelet-words.js';
+import { isKubeletLogNotice, readBackOffStep, readImagePull, readKilling, readUnhealthy } from '../../src/explain/kubelet-words.js';
 
 const GOLDEN = new URL('../oracle/golden/', import.meta.url);
 
@@ -55,5 +55,15 @@ describe('the real kubelet\'s words', () => {
     expect(readBackOffStep('back-off 40s restarting failed container=app pod=web_default(uid)')).toBe(40);
     expect(readBackOffStep('back-off 2m40s restarting failed container=app pod=web_default(uid)')).toBe(160);
     expect(readBackOffStep('back-off 5m0s restarting failed container=app pod=web_default(uid)')).toBe(300);
+  });
+
+  it('the notices the kubelet serves with status 200 in place of a log are not log lines (seen on kubelet v1.35 for a deleted instance and a removed file)', () => {
+    expect(isKubeletLogNotice('unable to retrieve container logs for containerd://9b71a93c0c3aaa814f64966905383cf4eabf4ff43a2e1137dd75b16c332435b8')).toBe(true);
+    expect(isKubeletLogNotice('unable to retrieve container logs for containerd://0b5fc8e4dcfailed to try resolving symlinks in path "/var/log/pods/ns_crash_u/crash/1.log": lstat /var/log/pods/ns_crash_u: no such file or directory')).toBe(true);
+    expect(isKubeletLogNotice('failed to try resolving symlinks in path "/var/log/pods/ns_p_u/app/0.log": lstat /var/log/pods/ns_p_u/app/0.log: no such file or directory\n')).toBe(true);
+    // An app that happens to print one of those among other lines is the app's log.
+    expect(isKubeletLogNotice('starting\nunable to retrieve container logs for containerd://x\n')).toBe(false);
+    expect(isKubeletLogNotice('fatal: no config at /etc/app.conf\n')).toBe(false);
+    expect(isKubeletLogNotice('')).toBe(false);
   });
 });

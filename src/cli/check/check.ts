@@ -232,7 +232,11 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
     const note = skippedNote(loaded.skipped);
     if (note !== '') io.stdout(`${note}\n`);
   } else if (flags.output === 'json' && live !== undefined) io.stdout(withLive(toJson({ ...result, skipped: loaded.skipped, skippedFiles }), live));
-  else writeDocument(flags.output, { ...result, skipped: loaded.skipped, skippedFiles }, io);
+  else if (flags.output === 'sarif' && live !== undefined) {
+    // Loaded with the API client, for --cluster only.
+    const { withLiveSarif } = await import('../../explain/live-sarif.js');
+    io.stdout(withLiveSarif(toSarif(result, ruleInfos, packageVersion()), live));
+  } else writeDocument(flags.output, { ...result, skipped: loaded.skipped, skippedFiles }, io);
   const folderNote = notManifestsNote(loaded.notManifests);
   if (folderNote !== '') io.stderr(`probelet: ${folderNote}\n`);
   if (workloads === 0 && result.problems.length === 0 && flags.cluster === true) {
