@@ -73,13 +73,22 @@ function procSample(pid) {
 }
 
 /**
- * The pid in a pid file when that process is alive and its command line contains `needle`.
+ * The pid in a pid file when that process is alive and is the one the file names: the file
+ * holds "PID STARTTIME" (cluster/up.sh, the start time of /proc/PID/stat, which holds from the
+ * fork on) or, as containerd's do, a pid alone, then checked by its command line holding `needle`.
  * @param {string} file
  * @param {string} needle
  */
 function livePid(file, needle) {
   try {
-    const pid = Number(readFileSync(file, 'utf8').trim());
+    const [pidText, start] = readFileSync(file, 'utf8').trim().split(/\s+/);
+    const pid = Number(pidText);
+    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    if (start !== undefined) {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return fields[0] !== 'Z' && fields[22 - 3] === start ? pid : undefined;
+    }
     return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(needle) ? pid : undefined;
   } catch {
     return undefined;
