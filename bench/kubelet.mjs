@@ -254,7 +254,11 @@ function findCluster() {
     return { why: `no cluster: ${how}` };
   }
   const kubeconfig = /^export KUBECONFIG=(.*)$/m.exec(env)?.[1];
-  const binDir = /^export PATH=(.*):\$PATH$/m.exec(env)?.[1];
+  // PATH's directories before $PATH (the Kubernetes binaries', helm's): the one holding the kubelet.
+  const binDir = /^export PATH=(.*):\$PATH$/m
+    .exec(env)?.[1]
+    ?.split(':')
+    .find((d) => existsSync(join(d, 'kubelet')));
   if (kubeconfig === undefined || binDir === undefined) return { why: `cluster/env.sh printed no KUBECONFIG or PATH: ${how}` };
   const dir = process.env['PROBELET_CLUSTER_DIR'] ?? '/tmp/probelet-cluster';
   const kubeletPid = livePid(join(dir, 'run/kubelet.pid'), 'kubelet');
