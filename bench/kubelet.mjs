@@ -1,16 +1,18 @@
 #!/usr/bin/env node
 /**
- * `npm run bench -- --scenario kubelet` (issue 19 §4): the real kubelet as probelet's
+ * `npm run bench -- --scenario kubelet` (issue 19 §4, issue 27): the real kubelet as probelet's
  * performance anchor. The same pods — N with an HTTP or TCP readiness probe aimed at a server
  * in this process on 127.0.0.1 (a path or a port per pod, so each probe's arrival is logged
- * per pod), M with an exec readiness probe — run first under the kubelet of `npm run
- * cluster:up` (on its containerd instance `kubelet`), then under `probelet run --runtime cri`
- * on a containerd instance of its own (`cri-up --name bench`). For each agent: its process's
- * CPU (utime+stime+cutime+cstime of /proc/<pid>/stat) over a window with one pod without
- * probes (idle) and over the same window with all pods (loaded), RSS, the probes the server
- * got, and their intervals against the period. Bounded: every wait has a limit, probelet runs
- * with --timeout, every pod is deleted at the end (and on INT/TERM/HUP). See
- * docs/performance-kubelet.md.
+ * per pod; a server set per agent), M with an exec readiness probe — run under the kubelet of
+ * `npm run cluster:up` (on its containerd instance `kubelet`) and under `probelet run
+ * --runtime cri` on a containerd instance of its own (`cri-up --name bench`), **at once**: both
+ * agents are measured over the same windows, so a load that changes during the run (other
+ * work on a shared machine) weighs on both alike. For each agent: its process's CPU
+ * (utime+stime+cutime+cstime of /proc/<pid>/stat) over a window with one pod without probes
+ * (idle) and over a window with all pods (loaded), RSS, the probes its server got, their
+ * intervals against the period, and each window's load average. Bounded: every wait has a
+ * limit, probelet runs with --timeout, every pod is deleted at the end (and on INT/TERM/HUP).
+ * See docs/performance-kubelet.md.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -71,13 +73,22 @@ function procSample(pid) {
 }
 
 /**
- * The pid in a pid file when that process is alive and its command line contains `needle`.
+ * The pid in a pid file when that process is alive and is the one the file names: the file
+ * holds "PID STARTTIME" (cluster/up.sh, the start time of /proc/PID/stat, which holds from the
+ * fork on) or, as containerd's do, a pid alone, then checked by its command line holding `needle`.
  * @param {string} file
  * @param {string} needle
  */
 function livePid(file, needle) {
   try {
-    const pid = Number(readFileSync(file, 'utf8').trim());
+    const [pidText, start] = readFileSync(file, 'utf8').trim().split(/\s+/);
+    const pid = Number(pidText);
+    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    if (start !== undefined) {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return fields[0] !== 'Z' && fields[22 - 3] === start ? pid : undefined;
+    }
     return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(needle) ? pid : undefined;
   } catch {
     return undefined;
@@ -103,7 +114,12 @@ async function measureWindow(agentPid, containerdPid, windowS, every5s = async (
   }
   const a1 = procSample(agentPid);
   const c1 = containerdPid === undefined || c0 === undefined ? undefined : procSample(containerdPid).cpuS;
-  return { cpuS: round(a1.cpuS - a0.cpuS, 2), rssMB: rss, containerdCpuS: c1 === undefined || c0 === undefined ? NaN : c1 - c0 };
+  return { cpuS: round(a1.cpuS - a0.cpuS, 2), rssMB: rss, containerdCpuS: c1 === undefined || c0 === undefined ? NaN : c1 - c0, loadAvg: loadAverage() };
+}
+
+/** The machine's 1-minute load average now. */
+function loadAverage() {
+  return Number(readFileSync('/proc/loadavg', 'latin1').split(' ')[0]);
 }
 
 /**
@@ -238,7 +254,11 @@ function findCluster() {
     return { why: `no cluster: ${how}` };
   }
   const kubeconfig = /^export KUBECONFIG=(.*)$/m.exec(env)?.[1];
-  const binDir = /^export PATH=(.*):\$PATH$/m.exec(env)?.[1];
+  // PATH's directories before $PATH (the Kubernetes binaries', helm's): the one holding the kubelet.
+  const binDir = /^export PATH=(.*):\$PATH$/m
+    .exec(env)?.[1]
+    ?.split(':')
+    .find((d) => existsSync(join(d, 'kubelet')));
   if (kubeconfig === undefined || binDir === undefined) return { why: `cluster/env.sh printed no KUBECONFIG or PATH: ${how}` };
   const dir = process.env['PROBELET_CLUSTER_DIR'] ?? '/tmp/probelet-cluster';
   const kubeletPid = livePid(join(dir, 'run/kubelet.pid'), 'kubelet');
@@ -247,14 +267,12 @@ function findCluster() {
 }
 
 /**
- * The kubelet's run: idle window with one probe-less pod, then all pods, then deletion.
+ * The kubelet's side: its namespace (emptied of an interrupted earlier run's pods), pods
+ * created bound to its node, and the others' pods on that node, noted.
  * @param {CoreV1Api} core  the cluster's API (@kubernetes/client-node, as `probelet node` uses)
- * @param {{ kubeletPid: number, node: string, version: string }} k
- * @param {Awaited<ReturnType<typeof startTargets>>} targets
- * @param {KubeletBenchOptions} o
- * @returns {Promise<AgentFigures>}
+ * @param {{ kubeletPid: number, node: string }} k
  */
-async function runKubelet(core, k, targets, o) {
+async function kubeletSide(core, k) {
   const namespace = NAMESPACE;
   await core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } }).catch((err) => {
     if (codeOf(err) !== 409) throw new Error(`creating namespace ${namespace}: ${messageOf(err)}`);
@@ -268,86 +286,47 @@ async function runKubelet(core, k, targets, o) {
   cleanups.push(deleteAll);
   await deleteAll(); // an interrupted earlier run's
   const others = async () => (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${k.node}` })).items.filter((p) => p.metadata?.namespace !== namespace).length;
-  let otherPods = 0;
-  const noteOthers = async () => void (otherPods = Math.max(otherPods, await others()));
-  const create = async (/** @type {object} */ manifest) => {
-    const body = /** @type {any} */ ({ ...manifest, spec: { .../** @type {any} */ (manifest).spec, nodeName: k.node } });
-    await core.createNamespacedPod({ namespace, body }).catch((err) => {
-      throw new Error(`creating a pod: ${messageOf(err).slice(0, 300)}`);
-    });
-  };
-  const running = async (/** @type {number} */ n) => (await pods()).filter((p) => p.status?.phase === 'Running').length >= n;
-
   // Others' pods (the oracle's, say) on the node put their work in the kubelet's figures: wait a while for them to go.
   await waitFor(async () => (await others()) === 0, OTHERS_LIMIT_MS, 'other pods leaving the node').catch(() =>
     process.stderr.write(`bench: other pods still on node ${k.node}; measuring anyway (the report counts them)\n`),
   );
-  await create(podManifest('bench-idle', 'idle', 0, o));
-  await waitFor(() => running(1), START_LIMIT_MS, 'the idle pod running on the kubelet');
-  await sleep(SETTLE_MS);
-  process.stderr.write(`bench: kubelet idle window (${o.windowS} s)\n`);
-  await noteOthers();
-  const idle = await measureWindow(k.kubeletPid, livePid('/tmp/probelet-cri-kubelet/containerd.pid', 'containerd'), o.windowS, noteOthers);
-
-  targets.reset();
-  for (let i = 0; i < targets.pods.length; i += 10) {
-    await Promise.all(targets.pods.slice(i, i + 10).map((p) => create(podManifest(p.name, p.kind, p.port, o))));
-  }
-  await waitFor(async () => targets.allProbed(2) && (await running(targets.pods.length + 1)), START_LIMIT_MS, `${targets.pods.length} pods started and probed on the kubelet`);
-  await sleep(SETTLE_MS);
-  process.stderr.write(`bench: kubelet loaded window (${o.windowS} s)\n`);
-  await noteOthers();
-  const from = Date.now();
-  const load = await measureWindow(k.kubeletPid, livePid('/tmp/probelet-cri-kubelet/containerd.pid', 'containerd'), o.windowS, noteOthers);
-  const arrivals = targets.within(from, Date.now());
-  await deleteAll();
-  return figures('kubelet', k.version, idle, load, arrivals, otherPods, o);
-}
-
-/**
- * @param {'kubelet' | 'probelet'} agent
- * @param {string} version
- * @param {{ cpuS: number, rssMB: number, containerdCpuS: number }} idle
- * @param {{ cpuS: number, rssMB: number, containerdCpuS: number }} load
- * @param {number[][]} arrivals
- * @param {number} otherPods
- * @param {KubeletBenchOptions} o
- * @returns {AgentFigures}
- */
-function figures(agent, version, idle, load, arrivals, otherPods, o) {
+  let otherPods = 0;
   return {
-    agent,
-    version,
-    windowS: o.windowS,
-    idleCpuS: idle.cpuS,
-    loadCpuS: load.cpuS,
-    idleRssMB: idle.rssMB,
-    loadRssMB: load.rssMB,
-    hostProbes: arrivals.reduce((n, a) => n + a.length, 0),
-    execProbes: Math.round((o.execPods * o.windowS) / o.execPeriodS),
-    containerdCpuS: round(load.containerdCpuS - idle.containerdCpuS, 2),
-    lateness: latenessOf(arrivals, o.periodS * 1000),
-    loadAvg: Number(readFileSync('/proc/loadavg', 'latin1').split(' ')[0]),
-    otherPods,
+    /** The most others' pods seen on the node so far. */
+    otherPods: () => otherPods,
+    noteOthers: async () => void (otherPods = Math.max(otherPods, await others())),
+    /** @param {object[]} manifests */
+    create: async (manifests) => {
+      for (let i = 0; i < manifests.length; i += 10) {
+        await Promise.all(
+          manifests.slice(i, i + 10).map((manifest) => {
+            const body = /** @type {any} */ ({ ...manifest, spec: { .../** @type {any} */ (manifest).spec, nodeName: k.node } });
+            return core.createNamespacedPod({ namespace, body }).catch((err) => {
+              throw new Error(`creating a pod: ${messageOf(err).slice(0, 300)}`);
+            });
+          }),
+        );
+      }
+    },
+    running: async () => (await pods()).filter((p) => p.status?.phase === 'Running').length,
+    deleteAll,
   };
 }
 
 /**
- * One `probelet run --runtime cri` over `manifests`; resolves when `ready()` holds, then
- * measures the window and stops the process.
+ * One `probelet run --runtime cri` over `manifests`, started; `pid`, the pods it shows
+ * Running, and `stop` (idempotent; the CPU profile is written on exit).
  * @param {string} endpoint
  * @param {object[]} manifests
- * @param {(runningPods: number) => boolean} ready
  * @param {KubeletBenchOptions} o
- * @param {boolean} profile
+ * @param {string | undefined} profilePath  run under node --cpu-prof, writing this file
  */
-async function probeletWindow(endpoint, manifests, ready, o, profile) {
+function startProbelet(endpoint, manifests, o, profilePath) {
   const dir = mkdtempSync(join(tmpdir(), 'probelet-bench-'));
   const file = join(dir, 'pods.yaml');
   writeFileSync(file, manifests.map((m) => yaml.dump(m)).join('---\n'));
   const flags = [];
-  const profilePath = `${ROOT}bench/profiles/probelet-kubelet-scenario-${Date.now()}.cpuprofile`;
-  if (profile) {
+  if (profilePath !== undefined) {
     mkdirSync(dirname(profilePath), { recursive: true });
     flags.push('--cpu-prof', `--cpu-prof-dir=${dirname(profilePath)}`, `--cpu-prof-name=${basename(profilePath)}`);
   }
@@ -387,51 +366,118 @@ async function probeletWindow(endpoint, manifests, ready, o, profile) {
       if (name !== undefined && status !== undefined && names.has(name)) phases.set(name, status);
     }
   });
-  try {
-    await waitFor(
-      () => {
-        if (child.exitCode !== null) throw new Error(`probelet run exited (${child.exitCode}) early: ${stderr}`);
-        return ready([...phases.values()].filter((p) => p === 'Running').length);
-      },
-      START_LIMIT_MS,
-      `${manifests.length} pods started${manifests.length > 1 ? ' and probed' : ''} under probelet`,
-    );
-    await sleep(SETTLE_MS);
-    const pid = /** @type {number} */ (child.pid);
-    const from = Date.now();
-    const us0 = monotonicUs();
-    const m = await measureWindow(pid, livePid(`/tmp/probelet-cri-${CRI_INSTANCE}/containerd.pid`, 'containerd'), o.windowS);
-    const window = [us0, monotonicUs()];
-    const to = Date.now();
-    await stop(); // the profile is written on exit
-    // CLOCK_MONOTONIC is the machine's, the profile's clock too: profile-summary.mjs counts only the window.
-    if (profile) {
-      writeFileSync(profilePath, JSON.stringify({ ...JSON.parse(readFileSync(profilePath, 'utf8')), benchWindowUs: window }));
-      process.stderr.write(`bench: probelet profile (loaded window marked): node bench/profile-summary.mjs ${profilePath}\n`);
-    }
-    return { ...m, from, to };
-  } finally {
-    await stop();
-  }
+  return {
+    pid: /** @type {number} */ (child.pid),
+    running: () => {
+      if (child.exitCode !== null) throw new Error(`probelet run exited (${child.exitCode}) early: ${stderr}`);
+      return [...phases.values()].filter((p) => p === 'Running').length;
+    },
+    stop,
+  };
 }
 
 /**
- * probelet's run: one process with the idle pod only, then one with every pod.
- * @param {string} endpoint
- * @param {string} version
- * @param {Awaited<ReturnType<typeof startTargets>>} targets
+ * Both agents over one window at once: their CPU, RSS and containerd's, and the load average
+ * at its end (the same for both, which is the point).
+ * @param {number} kubeletPid
+ * @param {ReturnType<typeof startProbelet>} probelet
  * @param {KubeletBenchOptions} o
- * @returns {Promise<AgentFigures>}
+ * @param {() => Promise<void>} noteOthers
  */
-async function runProbelet(endpoint, version, targets, o) {
+async function measureBoth(kubeletPid, probelet, o, noteOthers) {
+  await noteOthers();
+  const [kubelet, mine] = await Promise.all([
+    measureWindow(kubeletPid, livePid('/tmp/probelet-cri-kubelet/containerd.pid', 'containerd'), o.windowS, noteOthers),
+    measureWindow(probelet.pid, livePid(`/tmp/probelet-cri-${CRI_INSTANCE}/containerd.pid`, 'containerd'), o.windowS),
+  ]);
+  return { kubelet, probelet: mine };
+}
+
+/**
+ * The two agents side by side: an idle window (one pod without probes on each), then a
+ * loaded one (that pod and every probed pod on each), each window measuring both at once.
+ * @param {CoreV1Api} core
+ * @param {{ kubeletPid: number, node: string, version: string }} k
+ * @param {{ endpoint: string, version: string }} p
+ * @param {KubeletBenchOptions} o
+ * @returns {Promise<{ kubelet: AgentFigures, probelet: AgentFigures }>}
+ */
+async function runBoth(core, k, p, o) {
+  const kubeletTargets = await startTargets(o);
+  const probeletTargets = await startTargets(o);
+  cleanups.push(kubeletTargets.close, probeletTargets.close);
+  const kube = await kubeletSide(core, k);
   const idlePod = podManifest('bench-idle', 'idle', 0, o);
-  process.stderr.write(`bench: probelet idle window (${o.windowS} s)\n`);
-  const idle = await probeletWindow(endpoint, [idlePod], (n) => n >= 1, o, false);
-  targets.reset();
-  const all = [idlePod, ...targets.pods.map((p) => podManifest(p.name, p.kind, p.port, o))];
-  process.stderr.write(`bench: probelet loaded window (${o.windowS} s) once ${all.length} pods run and are probed\n`);
-  const load = await probeletWindow(endpoint, all, (n) => n >= all.length && targets.allProbed(2), o, o.cpuProf);
-  return figures('probelet', version, idle, load, targets.within(load.from, load.to), 0, o);
+  const both = async (/** @type {() => Promise<boolean>} */ kubeletReady, /** @type {() => boolean} */ probeletReady, /** @type {string} */ what) => {
+    await Promise.all([waitFor(kubeletReady, START_LIMIT_MS, `${what} on the kubelet`), waitFor(probeletReady, START_LIMIT_MS, `${what} under probelet`)]);
+    await sleep(SETTLE_MS);
+  };
+
+  await kube.create([idlePod]);
+  const idleRun = startProbelet(p.endpoint, [idlePod], o, undefined);
+  await both(async () => (await kube.running()) >= 1, () => idleRun.running() >= 1, 'the idle pod running');
+  process.stderr.write(`bench: idle window, both agents at once (${o.windowS} s)\n`);
+  const idle = await measureBoth(k.kubeletPid, idleRun, o, kube.noteOthers);
+  await idleRun.stop();
+
+  kubeletTargets.reset();
+  probeletTargets.reset();
+  const all = (/** @type {typeof kubeletTargets} */ targets) => targets.pods.map((t) => podManifest(t.name, t.kind, t.port, o));
+  await kube.create(all(kubeletTargets));
+  const probeletAll = [idlePod, ...all(probeletTargets)];
+  const profilePath = o.cpuProf ? `${ROOT}bench/profiles/probelet-kubelet-scenario-${Date.now()}.cpuprofile` : undefined;
+  const loadedRun = startProbelet(p.endpoint, probeletAll, o, profilePath);
+  await both(
+    async () => kubeletTargets.allProbed(2) && (await kube.running()) >= probeletAll.length,
+    () => loadedRun.running() >= probeletAll.length && probeletTargets.allProbed(2),
+    `${probeletAll.length} pods started and probed`,
+  );
+  process.stderr.write(`bench: loaded window, both agents at once (${o.windowS} s)\n`);
+  const from = Date.now();
+  const us0 = monotonicUs();
+  const loaded = await measureBoth(k.kubeletPid, loadedRun, o, kube.noteOthers);
+  const window = [us0, monotonicUs()];
+  const to = Date.now();
+  await loadedRun.stop(); // the profile is written on exit
+  // CLOCK_MONOTONIC is the machine's, the profile's clock too: profile-summary.mjs counts only the window.
+  if (profilePath !== undefined) {
+    writeFileSync(profilePath, JSON.stringify({ ...JSON.parse(readFileSync(profilePath, 'utf8')), benchWindowUs: window }));
+    process.stderr.write(`bench: probelet profile (loaded window marked): node bench/profile-summary.mjs ${profilePath}\n`);
+  }
+  await kube.deleteAll();
+  return {
+    kubelet: figures('kubelet', k.version, idle.kubelet, loaded.kubelet, kubeletTargets.within(from, to), kube.otherPods(), o),
+    probelet: figures('probelet', p.version, idle.probelet, loaded.probelet, probeletTargets.within(from, to), 0, o),
+  };
+}
+
+/**
+ * @param {'kubelet' | 'probelet'} agent
+ * @param {string} version
+ * @param {{ cpuS: number, rssMB: number, containerdCpuS: number, loadAvg: number }} idle
+ * @param {{ cpuS: number, rssMB: number, containerdCpuS: number, loadAvg: number }} load
+ * @param {number[][]} arrivals
+ * @param {number} otherPods
+ * @param {KubeletBenchOptions} o
+ * @returns {AgentFigures}
+ */
+function figures(agent, version, idle, load, arrivals, otherPods, o) {
+  return {
+    agent,
+    version,
+    windowS: o.windowS,
+    idleCpuS: idle.cpuS,
+    loadCpuS: load.cpuS,
+    idleRssMB: idle.rssMB,
+    loadRssMB: load.rssMB,
+    hostProbes: arrivals.reduce((n, a) => n + a.length, 0),
+    execProbes: Math.round((o.execPods * o.windowS) / o.execPeriodS),
+    containerdCpuS: round(load.containerdCpuS - idle.containerdCpuS, 2),
+    lateness: latenessOf(arrivals, o.periodS * 1000),
+    idleLoadAvg: idle.loadAvg,
+    loadAvg: load.loadAvg,
+    otherPods,
+  };
 }
 
 async function main() {
@@ -472,12 +518,8 @@ async function main() {
   const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8'));
   const probeletVersion = `probelet ${pkg.version} run --runtime cri on node ${process.version}, containerd instance ${CRI_INSTANCE}`;
 
-  const targets = await startTargets(o);
-  cleanups.push(targets.close);
   try {
     process.stderr.write(`bench: ${kubeletVersion}\n`);
-    const kubelet = await runKubelet(core, { kubeletPid: cluster.kubeletPid, node: cluster.node, version: kubeletVersion }, targets, o);
-    process.stdout.write(`${jsonLine(kubelet)}\n`);
     const wasUp = livePid(`/tmp/probelet-cri-${CRI_INSTANCE}/containerd.pid`, 'containerd') !== undefined;
     const endpoint = execFileSync('bash', [`${ROOT}scripts/cri-up.sh`, '--name', CRI_INSTANCE], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
       .trim()
@@ -485,8 +527,13 @@ async function main() {
       .at(-1);
     if (endpoint === undefined || endpoint === '') throw new Error('cri-up printed no endpoint');
     if (!wasUp) cleanups.unshift(async () => void execFileSync('bash', [`${ROOT}scripts/cri-down.sh`, '--name', CRI_INSTANCE], { stdio: ['ignore', 'inherit', 'inherit'] }));
-    const probelet = await runProbelet(endpoint, probeletVersion, targets, o);
-    process.stdout.write(`${jsonLine(probelet)}\n\n${kubeletReport(kubelet, probelet, o)}\n`);
+    const { kubelet, probelet } = await runBoth(
+      core,
+      { kubeletPid: cluster.kubeletPid, node: cluster.node, version: kubeletVersion },
+      { endpoint, version: probeletVersion },
+      o,
+    );
+    process.stdout.write(`${jsonLine(kubelet)}\n${jsonLine(probelet)}\n\n${kubeletReport(kubelet, probelet, o)}\n`);
     return 0;
   } finally {
     await cleanUp();

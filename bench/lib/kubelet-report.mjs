@@ -17,9 +17,11 @@
 export const KUBELET_USAGE = `usage: npm run bench -- --scenario kubelet [--pods N] [--exec-pods M] [--period S]
        [--exec-period S] [--window S] [--cpu-prof]
   N pods (half HTTP, half TCP readiness probes every --period S, default 100 × 1 s) and M exec
-  pods (default 4 × 2 s) under the real kubelet of \`npm run cluster:up\`, then under
-  \`probelet run --runtime cri\` on a containerd instance of its own (cri-up --name bench);
-  each agent's CPU (utime+stime, idle subtracted) per probe, RSS and probe lateness.`;
+  pods (default 4 × 2 s) under the real kubelet of \`npm run cluster:up\` and, at once, under
+  \`probelet run --runtime cri\` on a containerd instance of its own (cri-up --name bench):
+  both measured over the same windows, so a changing machine load weighs on both alike;
+  each agent's CPU (utime+stime, idle subtracted) per probe, RSS, probe lateness and each
+  window's load average.`;
 
 /** @type {KubeletBenchOptions} */
 export const KUBELET_DEFAULTS = { pods: 100, execPods: 4, periodS: 1, execPeriodS: 2, windowS: 60, cpuProf: false };
@@ -85,7 +87,8 @@ export function latenessOf(arrivalsByPod, periodMs) {
  * @property {number} execProbes        exec probes in the window, expected from their period (not observable from outside)
  * @property {number} containerdCpuS    the agent's containerd over the loaded window minus idle (ExecSync's cost is there)
  * @property {{ samples: number, p50: number, p99: number, max: number }} lateness
- * @property {number} loadAvg           the machine's 1-minute load average at the end of the loaded window (others' work shows in lateness)
+ * @property {number} idleLoadAvg       the machine's 1-minute load average at the end of the idle window
+ * @property {number} loadAvg           the same at the end of the loaded window (others' work shows in lateness). Both agents are measured at once: their windows are the same
  * @property {number} otherPods         the most pods of others seen on the node during the windows, sampled every 5 s (their work is in the figures)
  */
 
@@ -127,7 +130,7 @@ export function kubeletReport(kubelet, probelet, o) {
     ['containerd CPU, loaded − idle (s)', String(kubelet.containerdCpuS), String(probelet.containerdCpuS)],
     ['lateness p50 / p99 / max (ms)', lateText(kubelet), lateText(probelet)],
     ['other pods on the node', String(kubelet.otherPods), String(probelet.otherPods)],
-    ['machine load average (1 min)', String(kubelet.loadAvg), String(probelet.loadAvg)],
+    ['load average (1 min) idle / loaded window', `${kubelet.idleLoadAvg} / ${kubelet.loadAvg}`, `${probelet.idleLoadAvg} / ${probelet.loadAvg}`],
   ];
   const w0 = Math.max(...rows.map((r) => r[0].length));
   const w1 = Math.max('kubelet'.length, ...rows.map((r) => r[1].length));
@@ -139,7 +142,7 @@ export function kubeletReport(kubelet, probelet, o) {
       : 'goal ≤ 1 NOT met'
     : 'no ratio: an agent\'s loaded CPU is not above its idle CPU (window too short for the noise, or no probes)';
   return [
-    `window ${o.windowS} s each; ${kubelet.version}; ${probelet.version}`,
+    `window ${o.windowS} s each, both agents at once; ${kubelet.version}; ${probelet.version}`,
     line(['', 'kubelet', 'probelet']),
     ...rows.map(line),
     `probelet / kubelet CPU per probe = ${ratio} (${verdict}); RSS ${probelet.loadRssMB} MB / ${kubelet.loadRssMB} MB`,

@@ -12,9 +12,20 @@ import { containerScript, probeScript, type Behaviours } from './behaviour.js';
 import type { Kill, PodOutcome } from './simulation.js';
 import { firstHealthyMs, formatScript, phaseAt, type PhaseState, type Script } from './script.js';
 
-/** `+1m30s`: virtual time since the start, as every simulate output stamps it. */
-export function stamp(ms: number): string {
-  return `+${formatGoDuration(Math.round(ms / 1000) * 1000)}`;
+/**
+ * `+1m30s`, as every simulate text output stamps a time: `clockMs`, the time on the node's
+ * clock since the pods' creation second, cut to the whole second as kubectl cuts the ages
+ * it prints (a rounded stamp was a second ahead of the AGE beside it half the time). Cut
+ * both ways from the one clock, a line's stamp minus an event's first stamp is the age the
+ * event shows.
+ */
+export function stamp(clockMs: number): string {
+  return `+${formatGoDuration(Math.trunc(clockMs / 1000) * 1000)}`;
+}
+
+/** {@link stamp} of a pod's virtual time `tMs` (ms since its node started), on its node's clock. */
+export function podStamp(outcome: Pick<PodOutcome, 'clockPhaseMs'>, tMs: number): string {
+  return stamp(outcome.clockPhaseMs + tMs);
 }
 
 function numbers(probe: Probe): { threshold: number; periodS: number; delayS: number; timeoutMs: number } {
@@ -26,9 +37,9 @@ function numbers(probe: Probe): { threshold: number; periodS: number; delayS: nu
  * "killed at +31s: liveness still `down` 31s after start, liveness failed 3 × period 10s
  * after initialDelay 0s; a startupProbe with failureThreshold × period ≥ 50s would let it start".
  */
-export function explainKill(kill: Kill, container: Container, behaviours: Behaviours): string {
+export function explainKill(kill: Kill, container: Container, behaviours: Behaviours, outcome: Pick<PodOutcome, 'clockPhaseMs'>): string {
   const probe = kill.probe === 'startup' ? container.startupProbe : container.livenessProbe;
-  const head = `killed at ${stamp(kill.tMs)}`;
+  const head = `killed at ${podStamp(outcome, kill.tMs)}`;
   if (!probe) return `${head}: ${kill.message}`;
   const n = numbers(probe);
   const script = probeScript(behaviours, container.name, kill.probe);
@@ -97,7 +108,7 @@ export function explainNeverReady(outcome: PodOutcome, behaviours: Behaviours, e
       if (c.state === 'terminated' && c.reason === 'Completed') continue;
       const script = formatScript(containerScript(behaviours, c.name, true));
       return c.state === 'running'
-        ? `${who} has not completed: still running at ${stamp(endMs)} (script ${script}; an init container must exit 0 for the pod to go on)`
+        ? `${who} has not completed: still running at ${podStamp(outcome, endMs)} (script ${script}; an init container must exit 0 for the pod to go on)`
         : `${who} has not completed: ${c.state}${c.reason ? ` (${c.reason})` : ''}${restarts} (script ${script})`;
     }
     if (c.state === 'running' && c.reason === 'Ready') continue;
@@ -108,9 +119,9 @@ export function explainNeverReady(outcome: PodOutcome, behaviours: Behaviours, e
     const kind = startupPending ? 'startup' : container.readinessProbe ? 'readiness' : undefined;
     if (!kind) return `${who} is running, not ready${restarts}`;
     const script = probeScript(behaviours, c.name, kind);
-    return `${who} is running, not ready${restarts}: its ${kind} probe's script (${formatScript(script)}) still says \`${phaseAt(script, age).phase.state.kind}\` at ${stamp(endMs)}`;
+    return `${who} is running, not ready${restarts}: its ${kind} probe's script (${formatScript(script)}) still says \`${phaseAt(script, age).phase.state.kind}\` at ${podStamp(outcome, endMs)}`;
   }
-  return `no container held it back at ${stamp(endMs)}: the simulated span ended first`;
+  return `no container held it back at ${podStamp(outcome, endMs)}: the simulated span ended first`;
 }
 
 /**

@@ -57,7 +57,7 @@ export function nodeSeed(seed: number, node: number): number {
 }
 
 /** A status or an event one node reported, kept until the other nodes have caught up. */
-export type Happening = { tMs: number; pod: Pod } | { tMs: number; event: Event };
+export type Happening = { tMs: number; clockMs: number; pod: Pod } | { tMs: number; clockMs: number; event: Event };
 
 /** The nodes of a simulation, moved on together. Everything by node, in node order. */
 export interface NodeSet {
@@ -140,8 +140,8 @@ export function localNodes(groups: readonly (readonly Pod[])[], options: NodeOpt
       {
         ...shared,
         pods,
-        ...(reportPods ? { onPod: (pod: Pod, tMs: number) => queue.push({ tMs, pod }) } : {}),
-        ...(reportEvents ? { onEvent: (event: Event, tMs: number) => queue.push({ tMs, event }) } : {}),
+        ...(reportPods ? { onPod: (pod: Pod, tMs: number, clockMs: number) => queue.push({ tMs, clockMs, pod }) } : {}),
+        ...(reportEvents ? { onEvent: (event: Event, tMs: number, clockMs: number) => queue.push({ tMs, clockMs, event }) } : {}),
       },
       first + i,
     );
@@ -185,14 +185,14 @@ export async function driveNodes(nodes: NodeSet, options: SimulationOptions): Pr
 function handOn(h: Happening, options: SimulationOptions): void {
   if ('pod' in h) {
     try {
-      options.onPod?.(h.pod, h.tMs);
+      options.onPod?.(h.pod, h.tMs, h.clockMs);
     } catch (err) {
       process.emitWarning(`pod status listener failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     }
     return;
   }
   try {
-    options.onEvent?.(h.event, h.tMs);
+    options.onEvent?.(h.event, h.tMs, h.clockMs);
   } catch {
     // As the event recorder does: the viewer's problem.
   }

@@ -39,10 +39,13 @@ export interface SimulationOptions {
   forMs: number;
   seed: number;
   kubeletRestart?: boolean;
-  /** Every status change of a pod, at virtual time `tMs` (ms since the start). */
-  onPod?: (pod: Pod, tMs: number) => void;
-  /** Every new or re-counted Event. */
-  onEvent?: (event: Event, tMs: number) => void;
+  /**
+   * Every status change of a pod, at virtual time `tMs` (ms since the start); `clockMs` is
+   * its node's clock then (epoch ms), the clock its times and ages are read on.
+   */
+  onPod?: (pod: Pod, tMs: number, clockMs: number) => void;
+  /** Every new or re-counted Event, at `tMs` and its node's `clockMs` (see `onPod`). */
+  onEvent?: (event: Event, tMs: number, clockMs: number) => void;
   /** Keep every probe attempt in the flight recorder and return the whole timeline (for `--ui`). */
   record?: boolean;
   /**
@@ -78,6 +81,13 @@ export interface ContainerOutcome {
 
 export interface PodOutcome {
   pod: Pod;
+  /**
+   * How long after its creation second (`creationTimestamp`, whole seconds, at
+   * {@link SIMULATION_ORIGIN_MS}) the pod's node got it: virtual time 0 falls at a phase of
+   * the wall-clock second (see `startSimulation`). Adding it to a virtual time gives the
+   * time on the node's clock since the creation, what ages are computed from.
+   */
+  clockPhaseMs: number;
   readyAtMs: number | null;
   containers: ContainerOutcome[];
 }
@@ -162,6 +172,7 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'thre
     const names = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => c.name);
     outcomes.set(pod.metadata?.uid ?? '', {
       pod,
+      clockPhaseMs: originMs - SIMULATION_ORIGIN_MS,
       readyAtMs: null,
       containers: names.map((name) => ({ name, readyAtMs: null, restarts: 0, kills: [], state: 'waiting', reason: 'ContainerCreating', starts: [], exits: [] })),
     });
@@ -225,7 +236,7 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'thre
     ? kubelet.onPodStatus((pod) => {
         const outcome = outcomes.get(pod.metadata?.uid ?? '');
         if (outcome) outcome.pod = pod;
-        onPod(pod, t());
+        onPod(pod, t(), clock.now());
       })
     : () => undefined;
   // Starts and kills from the kubelet's log view (every event): the spam filter may keep a
@@ -242,7 +253,7 @@ export function startSimulation(options: Omit<SimulationOptions, 'forMs' | 'thre
     }
   });
   const onEvent = options.onEvent;
-  const offEvents = onEvent ? recorder.subscribe((event) => onEvent(event, t())) : () => undefined;
+  const offEvents = onEvent ? recorder.subscribe((event) => onEvent(event, t(), clock.now())) : () => undefined;
 
   kubelet.addPods(options.pods);
   const result = (): SimulationResult => ({ endMs: t(), pods: [...outcomes.values()], probes: counter.probes });

@@ -38,6 +38,7 @@ const figures = (agent: 'kubelet' | 'probelet', idleCpuS: number, loadCpuS: numb
   execProbes: 120,
   containerdCpuS: 1.5,
   lateness: { samples: 5900, p50: 0.1, p99: 12.5, max: 40 },
+  idleLoadAvg: agent === 'kubelet' ? 0.8 : 0.9,
   loadAvg: 1.5,
   otherPods: 0,
 });
@@ -89,7 +90,9 @@ describe('npm run bench -- --scenario kubelet, without the cluster', () => {
     expect(cpuPerProbeUs(probelet)).toBe(500);
     expect(JSON.parse(jsonLine(probelet))).toMatchObject({ scenario: 'kubelet', agent: 'probelet', cpuPerProbeUs: 500 });
     const text: string = kubeletReport(kubelet, probelet, KUBELET_DEFAULTS);
-    expect(text).toContain('Kubernetes v1.35.4; probelet 0.1.0');
+    expect(text).toContain('window 60 s each, both agents at once; Kubernetes v1.35.4; probelet 0.1.0');
+    // Each window's load average beside the figures measured in it (the same windows for both agents).
+    expect(text).toMatch(/load average \(1 min\) idle \/ loaded window\s+0\.8 \/ 1\.5 {2}0\.9 \/ 1\.5/);
     expect(text).toMatch(/CPU per probe \(µs, idle subtracted\)\s+1000 {2}500/);
     expect(text).toContain('probelet / kubelet CPU per probe = 0.5 (goal ≤ 1 met); RSS 90 MB / 120 MB');
     expect(kubeletReport(probelet, kubelet, KUBELET_DEFAULTS)).toContain('= 2 (goal ≤ 1 NOT met)');

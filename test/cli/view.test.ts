@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ContainerStatus, Event, Pod, PodCondition } from '../../src/api/types.js';
 import { createLiveView } from '../../src/cli/view/live-view.js';
+import { renderScreen } from '../../src/cli/view/screen-view.js';
 import { eventLine, eventObject, formatTable, podRowCells, summarizePod } from '../../src/cli/view/view.js';
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');
@@ -200,9 +201,9 @@ describe('live view (streaming forms)', () => {
     view.notice('stopping');
     view.close();
     expect(out.join('').split('\n')).toEqual([
-      'NAME   READY   STATUS             RESTARTS       AGE',
-      'web    0/1     Running            0              12s',
-      'web    1/1     Running            0              12s',
+      'NAME   READY   STATUS              RESTARTS         AGE',
+      'web    0/1     Running             0                12s',
+      'web    1/1     Running             0                12s',
       'pod/web{app}  Warning  Unhealthy  2s (x3 over 12s)  kubelet  Readiness probe failed: HTTP probe failed with statuscode: 503',
       '',
     ]);
@@ -285,7 +286,78 @@ describe('live view (streaming forms)', () => {
     expect(frames).toContain('\x1b[3A\r\x1b[J');
     const last = frames.slice(frames.lastIndexOf('\x1b[J') + 3).split('\n');
     expect(last.slice(0, 4)).toEqual(['NAME   READY   STATUS    RESTARTS   AGE', 'web    0/1     Running   0          3s', '', 'EVENTS']);
-    expect(last[4]).toHaveLength(59);
-    expect(last[4]?.endsWith('…')).toBe(true);
+    // Too long for one line: the columns, then the message under them, cut into lines (3 at most, the last cut with …).
+    expect(last[4]?.startsWith('pod/web{app}  Warning  Unhealthy  ')).toBe(true);
+    expect(last[4]?.length).toBeLessThanOrEqual(59);
+    expect(last.slice(5, 8).map((l) => l.length)).toEqual([59, 59, 59]);
+    expect(last[5]).toBe(`    ${'x'.repeat(55)}`);
+    expect(last[7]?.endsWith('…')).toBe(true);
+  });
+
+  it('streamed rows line up under the header whatever the first status (ContainerCreating) or a restart count in the tens', () => {
+    const { out, io } = capture();
+    const view = createLiveView({ output: 'text', io, terminal: notATerminal, podNames: ['web'], now: () => T0 + 300_000 });
+    view.pod(pod({ phase: 'Pending', statuses: [{ name: 'app', ...waiting('ContainerCreating') }] }));
+    view.pod(pod({ statuses: [{ name: 'app', restartCount: 12, ...waiting('CrashLoopBackOff'), lastState: { terminated: { exitCode: 137, finishedAt: at(10) } } }] }));
+    view.close();
+    const rows = out.join('').trimEnd().split('\n');
+    expect(rows).toEqual([
+      'NAME   READY   STATUS              RESTARTS         AGE',
+      'web    0/1     ContainerCreating   0                5m',
+      'web    0/1     CrashLoopBackOff    12 (4m50s ago)   5m',
+    ]);
+    for (const column of ['STATUS', 'RESTARTS', 'AGE']) {
+      const at = (rows[0] ?? '').indexOf(column);
+      // Every row has a value starting right under the header's column.
+      for (const row of rows.slice(1)) expect(row.slice(at - 1, at + 1), `${column} in ${row}`).toMatch(/^ \S/);
+    }
+  });
+});
+
+describe('the screen on a terminal (renderScreen)', () => {
+  const demo = pod({ containers: ['app', 'proxy', 'worker'], statuses: [{ name: 'app', restartCount: 3, ...waiting('CrashLoopBackOff') }] });
+  const messages = [
+    'Startup probe failed: HTTP probe failed with statuscode: 503',
+    'Liveness probe failed: HTTP probe failed with statuscode: 500',
+    'Container app failed liveness probe, will be restarted',
+    'Back-off restarting failed container app in pod demo_default(3c69c1b0-1d2e-4f5a-8b9c-0d1e2f3a4b5c)',
+    'Readiness probe failed: Get "http://127.0.0.1:18573/ready": dial tcp 127.0.0.1:18573: connect: connection refused',
+  ];
+  const events = Array.from({ length: 12 }, (_, i) =>
+    event({ metadata: { name: `demo.${i}`, namespace: 'default' }, involvedObject: { kind: 'Pod', name: 'demo', namespace: 'default', fieldPath: 'spec.containers{app}' }, message: messages[i % messages.length] ?? '', count: 6 + i }),
+  );
+  const screen = (columns: number, rows: number): string[] => renderScreen({ pods: [demo], events, crashes: [] }, T0 + 33_000, columns, rows);
+  const bare = (text: string): string => text.replace(/\s/g, '');
+  /** The messages shown (without their blanks), each put together again from the lines it was wrapped into. */
+  const shownMessages = (lines: string[]): string[] => {
+    const out: string[] = [];
+    for (const line of lines.slice(lines.indexOf('EVENTS') + 1)) {
+      if (line.startsWith('    ')) out.push(`${out.pop() ?? ''}${bare(line)}`);
+      else out.push(line.includes('kubelet  ') ? bare(line.slice(line.indexOf('kubelet  ') + 9)) : '');
+    }
+    return out;
+  };
+
+  it('80×24: fits the screen, and every message is shown whole, wrapped under its event in lines of at least 50 characters', () => {
+    const lines = screen(80, 24);
+    expect(lines.length).toBeLessThanOrEqual(24 - 2);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(79);
+    expect(lines).toContain('    Liveness probe failed: HTTP probe failed with statuscode: 500');
+    const shown = shownMessages(lines);
+    expect(shown.length).toBeGreaterThanOrEqual(5);
+    for (const message of shown) expect(messages.map(bare)).toContain(message);
+    // The newest event last.
+    expect(shown.at(-1)).toBe(bare(messages[11 % messages.length] ?? ''));
+  });
+
+  it('120×40: the newest 10 events; each on one line when it fits, else wrapped, never cut', () => {
+    const lines = screen(120, 40);
+    expect(lines.length).toBeLessThanOrEqual(40 - 2);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(119);
+    const shown = shownMessages(lines);
+    expect(shown).toHaveLength(10);
+    for (const message of shown) expect(messages.map(bare)).toContain(message);
+    expect(lines).toContain('pod/demo{app}  Warning  Unhealthy  23s (x13 over 33s)  kubelet  Container app failed liveness probe, will be restarted');
+    expect(lines.some((l) => l.endsWith('…'))).toBe(false);
   });
 });

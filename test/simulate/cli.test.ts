@@ -129,6 +129,44 @@ describe('probelet simulate', () => {
     expect(run.stdout).toContain('killed at +4m20s: liveness still `down` 30s after the container started');
   });
 
+  it('stamps each line on the clock its ages are read on: a row\'s AGE is its stamp, an event\'s "over" the stamps since its first; columns line up', async () => {
+    // Seeds whose nodes' clocks fall at different phases of the second (a rounded stamp, or one
+    // not on the node's clock, was a second off the ages beside it).
+    for (const seed of ['1', '2', '3', '4']) {
+      const run = await runCli(['simulate', DEPLOYMENT, '-b', 'api=down:40s,up', '--for', '1m10s', '--seed', seed]);
+      expect(run.code).toBe(0);
+      const seconds = (text: string): number => [...text.matchAll(/(\d+)([hms])/g)].reduce((n, [, v, u]) => n + Number(v) * (u === 'h' ? 3600 : u === 'm' ? 60 : 1), 0);
+      const lines = run.stdout.split('\n').filter((l) => l.startsWith('+'));
+      const header = lines.find((l) => l.includes('NAME   READY'));
+      expect(header).toBeDefined();
+      const columns = ['READY', 'STATUS', 'RESTARTS', 'AGE'].map((c) => (header ?? '').indexOf(c));
+      const firstSeen = new Map<string, number>();
+      let rows = 0;
+      let overs = 0;
+      for (const line of lines) {
+        const at = seconds(line.slice(0, line.indexOf(' ')));
+        if (/^\+\S+ +api +\d\/\d /.test(line)) {
+          rows++;
+          // Every cell starts under its header.
+          for (const c of columns) expect(line.slice(c - 1, c + 1), `seed ${seed}: ${line}`).toMatch(/^ \S/);
+          expect(seconds(line.slice(columns[3])), `seed ${seed}: ${line}`).toBe(at);
+          continue;
+        }
+        const event = /^\+\S+ +(pod\/\S+ +\S+ +\S+) +(\S+)(?: \(x\d+ over (\S+)\))? +kubelet +(.*)$/.exec(line);
+        if (!event) continue;
+        const key = `${event[1]} ${event[4]}`;
+        expect(event[2], `seed ${seed}: ${line}`).toBe('0s');
+        if (event[3] === undefined) firstSeen.set(key, at);
+        else {
+          overs++;
+          expect(seconds(event[3]), `seed ${seed}: ${line}`).toBe(at - (firstSeen.get(key) ?? NaN));
+        }
+      }
+      expect(rows).toBeGreaterThanOrEqual(3);
+      expect(overs).toBeGreaterThanOrEqual(10);
+    }
+  });
+
   it('says which containers have no script (they are up from the start)', async () => {
     const run = await runCli(['simulate', DEMO, '-b', 'app=down:5s,up', '--for', '10s']);
     expect(run.code).toBe(0);

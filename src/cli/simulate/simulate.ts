@@ -11,7 +11,7 @@ import type { Pod } from '../../api/types.js';
 import { formatProblem, loadManifests, skippedNote } from '../../api/documents.js';
 import { podsOf, withoutRefusedWorkloads } from '../../api/manifest.js';
 import { containerScript, isPlainInit, type ContainerBehaviour } from '../../simulate/behaviour.js';
-import { explainKill, explainNeverReady, stamp } from '../../simulate/explain.js';
+import { explainKill, explainNeverReady, podStamp, stamp } from '../../simulate/explain.js';
 import { MAX_PODS_PER_NODE, simulationWork } from '../../simulate/nodes.js';
 import { admitForSimulation } from '../../simulate/pods.js';
 import { formatScript } from '../../simulate/script.js';
@@ -161,18 +161,18 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
     io: out.io,
     terminal: { isTTY: false, columns: () => 80, rows: () => 24 },
     podNames: pods.map((p) => p.metadata?.name ?? ''),
-    now: () => SIMULATION_ORIGIN_MS + out.t,
+    now: () => out.clockMs,
   });
   const result = await simulate({
     ...base,
     record: listen !== undefined,
     behaviours,
-    onPod: (pod, t) => {
-      out.t = t;
+    onPod: (pod, t, clockMs) => {
+      out.at(t, clockMs);
       view.pod(pod);
     },
-    onEvent: (event, t) => {
-      out.t = t;
+    onEvent: (event, t, clockMs) => {
+      out.at(t, clockMs);
       view.event(event);
     },
   });
@@ -233,10 +233,20 @@ async function serveTimeline(timeline: Timeline, listen: ListenAddress, output: 
   await server.close();
 }
 
-/** Output that stamps every line with virtual time: `+1m30s ` in front, or `"t":90` in a JSON line. */
-function stampedOutput(format: OutputFormat, io: CliIO): { io: CliIO; t: number } {
+/**
+ * Output that stamps every line with the time: `+1m30s ` in front (the node's clock since the
+ * pods' creation, cut to the second: see `stamp`), or `"t":90` in a JSON line (virtual
+ * seconds since the start, exact). The live view's ages are read on the same clock
+ * (`clockMs`), so a stamp and the AGE beside it agree.
+ */
+function stampedOutput(format: OutputFormat, io: CliIO): { io: CliIO; clockMs: number; at(tMs: number, clockMs: number): void } {
+  let tMs = 0;
   const state = {
-    t: 0,
+    clockMs: SIMULATION_ORIGIN_MS,
+    at(t: number, clockMs: number): void {
+      tMs = t;
+      state.clockMs = clockMs;
+    },
     io: {
       stdout: (text: string): void => {
         const lines = text.split('\n');
@@ -244,9 +254,9 @@ function stampedOutput(format: OutputFormat, io: CliIO): { io: CliIO; t: number 
         for (const line of lines) {
           if (format === 'json') {
             const { type, ...rest } = JSON.parse(line) as Record<string, unknown>;
-            io.stdout(`${JSON.stringify({ type, t: state.t / 1000, ...rest })}\n`);
+            io.stdout(`${JSON.stringify({ type, t: tMs / 1000, ...rest })}\n`);
           } else {
-            io.stdout(`${stamp(state.t).padEnd(STAMP_WIDTH)}${line}\n`);
+            io.stdout(`${stamp(state.clockMs - SIMULATION_ORIGIN_MS).padEnd(STAMP_WIDTH)}${line}\n`);
           }
         }
       },
@@ -327,25 +337,27 @@ function summaryJSON(result: SimulationResult, behaviours: Map<string, Container
 }
 
 function printSummary(result: SimulationResult, behaviours: Map<string, ContainerBehaviour>, io: CliIO): void {
-  io.stdout(`\nSummary at ${stamp(result.endMs)} (${result.probes} probes simulated)\n`);
+  // The nodes' clocks differ by less than a second: the first pod's stamps the end.
+  const first = result.pods[0];
+  io.stdout(`\nSummary at ${first ? podStamp(first, result.endMs) : stamp(result.endMs)} (${result.probes} probes simulated)\n`);
   for (const p of result.pods) {
     const ns = p.pod.metadata?.namespace ?? 'default';
-    const ready = p.readyAtMs === null ? `never Ready: ${explainNeverReady(p, behaviours, result.endMs)}` : `Ready at ${stamp(p.readyAtMs)}`;
+    const ready = p.readyAtMs === null ? `never Ready: ${explainNeverReady(p, behaviours, result.endMs)}` : `Ready at ${podStamp(p, p.readyAtMs)}`;
     io.stdout(`pod ${ns}/${p.pod.metadata?.name ?? ''}: ${ready}\n`);
     for (const c of p.containers) {
       const spec = [...(p.pod.spec?.initContainers ?? []), ...(p.pod.spec?.containers ?? [])].find((x) => x.name === c.name);
-      const ready = c.readyAtMs === null ? 'never ready' : `ready at ${stamp(c.readyAtMs)}`;
+      const ready = c.readyAtMs === null ? 'never ready' : `ready at ${podStamp(p, c.readyAtMs)}`;
       io.stdout(`  ${c.name}: ${ready}, ${c.restarts} restart${c.restarts === 1 ? '' : 's'}, now ${c.state}${c.reason ? ` (${c.reason})` : ''}\n`);
-      for (const restart of restartCauses(c, behaviours.get(c.name)?.script !== undefined)) io.stdout(`    ${restart}\n`);
-      if (spec) for (const kill of c.kills) io.stdout(`    ${explainKill(kill, spec, behaviours)}\n`);
+      for (const restart of restartCauses(p, c, behaviours.get(c.name)?.script !== undefined)) io.stdout(`    ${restart}\n`);
+      if (spec) for (const kill of c.kills) io.stdout(`    ${explainKill(kill, spec, behaviours, p)}\n`);
     }
   }
 }
 
 /** Exits that no kill caused (the script's `exit(N)`, or a plain init container completing by default), each a restart unless the policy says no. */
-function restartCauses(c: PodOutcome['containers'][number], given: boolean): string[] {
+function restartCauses(p: PodOutcome, c: PodOutcome['containers'][number], given: boolean): string[] {
   const why = (code: number): string => (given ? `exit(${code}) in its script` : 'an init container completes by default');
-  return c.exits.map((e) => `exited with code ${e.code} at ${stamp(e.tMs)} (${why(e.code)})`);
+  return c.exits.map((e) => `exited with code ${e.code} at ${podStamp(p, e.tMs)} (${why(e.code)})`);
 }
 
 // --- sweep ------------------------------------------------------------------------------
@@ -353,6 +365,8 @@ function restartCauses(c: PodOutcome['containers'][number], given: boolean): str
 interface SweepRow {
   valueMs: number;
   readyAtMs: number | null;
+  /** `readyAtMs` stamped on its pod's node clock, as the text output stamps times. */
+  readyAt: string;
   restarts: number;
   state: string;
   /** Killed at least once (by a probe): the row's restarts include a kill's. */
@@ -369,13 +383,16 @@ async function runSweep(
   const rows: SweepRow[] = [];
   for (const valueMs of plan.valuesMs) {
     const result = await simulate({ ...base, behaviours: sweptBehaviours(behaviours, plan.container, valueMs) });
-    const outcomes = result.pods.flatMap((p) => p.containers.filter((c) => c.name === plan.container));
-    const readyAts = outcomes.map((c) => c.readyAtMs);
-    const readyAtMs = readyAts.includes(null) ? null : Math.max(...(readyAts as number[]));
+    const found = result.pods.flatMap((p) => p.containers.filter((c) => c.name === plan.container).map((c) => ({ p, c })));
+    const outcomes = found.map(({ c }) => c);
+    // Ready when the last of them was, if all were.
+    const allReady = found.every(({ c }) => c.readyAtMs !== null);
+    const last = allReady ? found.reduce<(typeof found)[number] | undefined>((l, f) => (l === undefined || (f.c.readyAtMs ?? 0) > (l.c.readyAtMs ?? 0) ? f : l), undefined) : undefined;
+    const readyAtMs = last?.c.readyAtMs ?? null;
     const restarts = outcomes.reduce((sum, c) => sum + c.restarts, 0);
     const kills = outcomes.reduce((sum, c) => sum + c.kills.length, 0);
     const state = outcomes.map((c) => `${c.state}${c.reason ? ` (${c.reason})` : ''}`).join(', ');
-    rows.push({ valueMs, readyAtMs, restarts, state, killed: kills > 0 });
+    rows.push({ valueMs, readyAtMs, readyAt: last && readyAtMs !== null ? podStamp(last.p, readyAtMs) : 'never', restarts, state, killed: kills > 0 });
     if (output === 'json') {
       io.stdout(`${JSON.stringify({ type: 'sweep', value: valueMs / 1000, readyAt: seconds(readyAtMs), restarts, state: outcomes[0]?.state ?? '' })}\n`);
     }
@@ -388,7 +405,7 @@ async function runSweep(
   io.stdout(`Sweeping the first phase of ${plan.container}'s script over ${formatGoDuration(base.forMs)} of virtual time each:\n`);
   const table = formatTable([
     ['FIRST PHASE', 'READY AT', 'RESTARTS', 'AT THE END'],
-    ...rows.map((r) => [formatGoDuration(r.valueMs), r.readyAtMs === null ? 'never' : stamp(r.readyAtMs), String(r.restarts), r.state]),
+    ...rows.map((r) => [formatGoDuration(r.valueMs), r.readyAt, String(r.restarts), r.state]),
   ]);
   for (const line of table) io.stdout(`${line.trimEnd()}\n`);
   for (const line of sweepConclusion(plan, rows, base.forMs)) io.stdout(`${line}\n`);

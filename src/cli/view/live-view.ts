@@ -9,7 +9,7 @@ import { crashText, type CrashNote } from './crash-notes.js';
 import type { CliIO } from '../io.js';
 import { createScreenView } from './screen-view.js';
 import type { Terminal } from './terminal.js';
-import { eventLine, formatRow, podRowCells, POD_COLUMNS, summarizePod } from './view.js';
+import { eventLine, formatRow, podRowCells, POD_COLUMNS, streamedWidths, summarizePod } from './view.js';
 
 export type OutputFormat = 'text' | 'json';
 
@@ -62,7 +62,7 @@ function createJsonView(io: CliIO): LiveView {
  * timestamps), and every Event as a line of its own, prefixed with the object it is about.
  */
 function createLineView(io: CliIO, podNames: readonly string[], now: () => number): LiveView {
-  const widths = [Math.max(...podNames.map((n) => n.length), POD_COLUMNS[0].length), 5, 16, 12];
+  const widths = streamedWidths(podNames);
   const shown = new Map<string, string>();
   io.stdout(`${formatRow(POD_COLUMNS, widths)}\n`);
   return {

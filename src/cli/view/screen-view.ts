@@ -3,12 +3,13 @@
  * screen, redrawn in place (cursor up, clear to the end of the screen) whenever something
  * changes and once a second so ages keep counting, like `watch kubectl get pods`.
  */
+import { Help } from 'commander';
 import type { Event, Pod } from '../../api/types.js';
 import { crashText, type CrashNote } from './crash-notes.js';
 import type { CliIO } from '../io.js';
 import type { LiveView } from './live-view.js';
 import type { Terminal } from './terminal.js';
-import { eventLine, formatTable, podRowCells, POD_COLUMNS, summarizePod } from './view.js';
+import { eventLine, eventParts, formatTable, podRowCells, POD_COLUMNS, summarizePod } from './view.js';
 import { clearLongTimeout, setLongTimeout } from '../../util/timer.js';
 
 /** Redraws are coalesced: a burst of status writes costs one repaint. */
@@ -46,14 +47,7 @@ export function createScreenView({ io, terminal, now }: ScreenViewOptions): Live
   const draw = (): void => {
     if (pending !== undefined) clearLongTimeout(pending);
     pending = undefined;
-    const at = now();
-    const width = Math.max(20, terminal.columns() - 1);
-    const table = formatTable([POD_COLUMNS, ...[...pods.values()].map((p) => podRowCells(summarizePod(p), at))]);
-    const lastStates = [...crashes.values()].flatMap((c) => crashText(c));
-    if (lastStates.length > 0) table.push('', 'LAST STATE', ...lastStates);
-    const room = Math.max(1, Math.min(MAX_EVENTS, terminal.rows() - table.length - 4));
-    const latest = [...events.values()].slice(-room).map((e) => eventLine(e, at));
-    const lines = [...table, '', latest.length > 0 ? 'EVENTS' : 'EVENTS (none yet)', ...latest].map((l) => clip(l, width));
+    const lines = renderScreen({ pods: pods.values(), events: events.values(), crashes: crashes.values() }, now(), terminal.columns(), terminal.rows());
     erase();
     io.stdout(`${lines.join('\n')}\n`);
     drawnLines = lines.length;
@@ -101,6 +95,63 @@ export function createScreenView({ io, terminal, now }: ScreenViewOptions): Live
       clearLongTimeout(ticker);
     },
   };
+}
+
+/** What the screen shows: the pods, the latest crash of each container, the events (oldest first). */
+export interface ScreenContent {
+  pods: Iterable<Pod>;
+  events: Iterable<Event>;
+  crashes: Iterable<CrashNote>;
+}
+
+/**
+ * The screen at `nowMs` on a terminal of `columns` × `rows`, one string per line, none
+ * longer than `columns − 1` (a line that fills the last column would wrap on some
+ * terminals and break the cursor arithmetic of the next redraw). The newest events that
+ * fit, newest last: each on one line when it fits the width, else its columns on one line
+ * and its message under them, wrapped, so that a message keeps most of the width on a
+ * narrow terminal (on 80 columns the columns before it leave a one-line message ~15).
+ */
+export function renderScreen(content: ScreenContent, nowMs: number, columns: number, rows: number): string[] {
+  const width = Math.max(20, columns - 1);
+  const table = formatTable([POD_COLUMNS, ...[...content.pods].map((p) => podRowCells(summarizePod(p), nowMs))]);
+  const lastStates = [...content.crashes].flatMap((c) => crashText(c));
+  if (lastStates.length > 0) table.push('', 'LAST STATE', ...lastStates);
+  const room = Math.max(1, rows - table.length - 4);
+  const latest: string[][] = [];
+  let used = 0;
+  for (const event of [...content.events].reverse()) {
+    if (latest.length === MAX_EVENTS) break;
+    const lines = eventBlock(event, nowMs, width);
+    // The newest event is shown however little room there is, cut to it.
+    if (latest.length > 0 && used + lines.length > room) break;
+    latest.unshift(lines.slice(0, room));
+    used += lines.length;
+  }
+  const shown = latest.flat();
+  return [...table, '', shown.length > 0 ? 'EVENTS' : 'EVENTS (none yet)', ...shown].map((l) => clip(l, width));
+}
+
+/** The message's lines under its event's columns are indented this much. */
+const MESSAGE_INDENT = '    ';
+/** A wrapped message takes this many lines at most; the last is cut with `…`. */
+const MAX_MESSAGE_LINES = 3;
+const helpWrap = new Help();
+
+/** One event in `width` columns: one line when it fits, else its columns, then its message wrapped under them. */
+function eventBlock(event: Event, nowMs: number, width: number): string[] {
+  const line = eventLine(event, nowMs);
+  if (line.length <= width) return [line];
+  const { head, message } = eventParts(event, nowMs);
+  const room = width - MESSAGE_INDENT.length;
+  // At spaces; a word longer than the line (a URL, an exec probe's output) is cut into lines too.
+  const wrapped = helpWrap
+    .boxWrap(message, room)
+    .split('\n')
+    .flatMap((l) => Array.from({ length: Math.max(1, Math.ceil(l.length / room)) }, (_, i) => l.slice(i * room, (i + 1) * room)));
+  const kept = wrapped.slice(0, MAX_MESSAGE_LINES).map((l) => MESSAGE_INDENT + l);
+  if (wrapped.length > MAX_MESSAGE_LINES) kept[kept.length - 1] = `${(kept.at(-1) ?? '').slice(0, width - 1)}…`;
+  return [head, ...kept];
 }
 
 /** Long lines would wrap and break the cursor arithmetic of the next redraw. */

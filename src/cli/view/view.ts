@@ -115,6 +115,19 @@ export function podRowCells(s: PodSummary, nowMs: number): [string, string, stri
 export const POD_COLUMNS = ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE'] as const;
 
 /**
+ * For a table streamed row by row under a header printed first (`kubectl get pods -w`): the
+ * longest values READY, STATUS and RESTARTS commonly take — `ContainerCreating`, every pod's
+ * first status; a two-digit restart count minutes ago — so that rows line up under the
+ * header. A longer one (`Init:CrashLoopBackOff`) pushes the rest of its own row only.
+ */
+const STREAMED_SAMPLES = ['READY', 'ContainerCreating', '10 (4m50s ago)'] as const;
+
+/** The minimum widths of a streamed table's columns (see {@link formatRow}) for pods named `podNames`. */
+export function streamedWidths(podNames: readonly string[]): number[] {
+  return [Math.max(POD_COLUMNS[0].length, ...podNames.map((n) => n.length)), ...STREAMED_SAMPLES.map((s) => s.length)];
+}
+
+/**
  * Pads cells into columns three spaces apart (kubectl's tabwriter padding). `minWidths`
  * keeps streamed rows aligned with a header printed before their values were known.
  */
@@ -146,8 +159,21 @@ export function eventObject(e: Event): string {
  * message (an exec probe's output) are folded, so one event never spans several lines.
  */
 export function eventLine(e: Event, nowMs: number): string {
-  // Each blank run that holds a line break becomes one space (`/\s*\n\s*/` was quadratic on long blank runs).
-  return `${eventObject(e)}  ${formatEvent(e, nowMs)}`.replace(/\s+/g, (run) => (run.includes('\n') ? ' ' : run));
+  return foldLineBreaks(`${eventObject(e)}  ${formatEvent(e, nowMs)}`);
+}
+
+/**
+ * An event in two parts, for a view too narrow for {@link eventLine}: the object and the
+ * columns before the message (`pod/demo{app}  Warning  Unhealthy  20s (x6 over 33s)  kubelet`),
+ * and the message, its line breaks folded.
+ */
+export function eventParts(e: Event, nowMs: number): { head: string; message: string } {
+  return { head: foldLineBreaks(`${eventObject(e)}  ${formatEvent({ ...e, message: '' }, nowMs)}`).trimEnd(), message: foldLineBreaks((e.message ?? '').trim()) };
+}
+
+// Each blank run that holds a line break becomes one space (`/\s*\n\s*/` was quadratic on long blank runs).
+function foldLineBreaks(text: string): string {
+  return text.replace(/\s+/g, (run) => (run.includes('\n') ? ' ' : run));
 }
 
 function hasTrueCondition(pod: Pod, type: string): boolean {
