@@ -182,7 +182,7 @@ describe('probelet simulate', () => {
     const body = lines.slice(1, -1);
     expect(body.length).toBeGreaterThan(5);
     for (const line of body) {
-      expect(['pod', 'event']).toContain(line['type']);
+      expect(['pod', 'containerStatus', 'event']).toContain(line['type']);
       expect(Object.keys(line).slice(0, 2)).toEqual(['type', 't']);
       expect(typeof line['t']).toBe('number');
     }

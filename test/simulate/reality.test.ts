@@ -14,6 +14,7 @@ import { freePort } from '../e2e/helpers.js';
 import { runCli } from '../cli/helpers.js';
 import { SANDBOX_LATENCY } from '../../src/prober/start-latency.js';
 import { exitCode, nothingLeft, scratch, startRun, type Scratch } from '../cli/run-child.js';
+import { podLineReader } from '../../src/cli/run/json-lines.js';
 
 const SPAN_S = 27;
 /** Events this close to the end may fall either side of it. */
@@ -63,9 +64,11 @@ function story(lines: Line[]): { lifecycle: Happening[]; failures: string[]; res
     ),
   ].sort();
   const restarts: Record<string, number> = {};
+  const read = podLineReader();
   for (const l of lines) {
-    if (l.type !== 'pod' || (l.t ?? 0) >= SPAN_S - EDGE_S) continue;
-    for (const c of l.pod?.status?.containerStatuses ?? []) restarts[c.name] = c.restartCount;
+    const pod = read(l);
+    if (pod === undefined || (l.t ?? 0) >= SPAN_S - EDGE_S) continue;
+    for (const c of pod.status?.containerStatuses ?? []) restarts[c.name] = c.restartCount;
   }
   return { lifecycle, failures, restarts };
 }

@@ -24,6 +24,7 @@ import { addExamples, filenameOption, inputPaths, outputOption } from '../flags.
 import { requireReadable } from '../inputs.js';
 import { CliUsageError, processIO, type CliIO } from '../io.js';
 import { createLiveView, type OutputFormat } from '../view/live-view.js';
+import { createRunJsonView } from '../run/json-lines.js';
 import { parseDuration, parseListen, type ListenAddress } from '../run/flags.js';
 import { printRejected } from '../run/input.js';
 import { parseSweep, readBehaviours, sweptBehaviours, type SweepPlan } from './input.js';
@@ -156,13 +157,12 @@ async function runSimulate(files: string[], flags: SimulateFlags, io: CliIO): Pr
   const out = stampedOutput(flags.output, io);
   if (flags.output === 'text') printPreamble(pods, behaviours, forMs, seed, io);
   else io.stdout(`${JSON.stringify({ type: 'simulate', seed, for: forMs / 1000, behaviours: behaviourList(pods, behaviours).map(({ init: _init, ...line }) => line) })}\n`);
-  const view = createLiveView({
-    output: flags.output,
-    io: out.io,
-    terminal: { isTTY: false, columns: () => 80, rows: () => 24 },
-    podNames: pods.map((p) => p.metadata?.name ?? ''),
-    now: () => out.clockMs,
-  });
+  const terminal = { isTTY: false, columns: () => 80, rows: () => 24 };
+  // JSON: run's lines (a `pod` line when the pod changes, a `containerStatus` line when one container does).
+  const view =
+    flags.output === 'json'
+      ? createRunJsonView(out.io, terminal)
+      : createLiveView({ output: flags.output, io: out.io, terminal, podNames: pods.map((p) => p.metadata?.name ?? ''), now: () => out.clockMs });
   const result = await simulate({
     ...base,
     record: listen !== undefined,
