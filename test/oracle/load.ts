@@ -84,8 +84,8 @@ const POD_WORKER = 'kubelet_pod_worker_duration_seconds';
 
 /** Reads the kubelet's metrics now and, when `finish` is called, says how late it ran since. Undefined when the node proxy does not answer. */
 export async function watchKubeletLateness(api: KubeApi, node: string): Promise<{ finish(): Promise<KubeletLateness | undefined> } | undefined> {
-  // The kubelet serves on 127.0.0.1 only (the API server's node proxy dials the node's address):
-  // read it there, with the admin certificate, which its client CA and webhook authorization accept.
+  // Read on 127.0.0.1, where the kubelet serves too (and, since cluster:up gives it `--node-ip`, on
+  // the node's address), with the admin certificate, which its client CA and webhook authorization accept.
   let port: number | undefined;
   try {
     const n = await api.call<{ status?: { daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } } }>('GET', `/api/v1/nodes/${node}`);
