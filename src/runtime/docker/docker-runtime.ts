@@ -37,13 +37,13 @@ import { ownerAlive, removedAtStart } from '../leftovers.js';
 import { relistLoop, type RelistLoop } from '../relist.js';
 import { singleFlight } from '../single-flight.js';
 import { refreshedStatus } from '../vanished.js';
-import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
+import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RegistryAuth, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
 import { MANAGED_LABEL, NODE_LABEL, POD_UID_LABEL, RESTART_COUNT_ANNOTATION, RUN_LABEL, ownerLabels, podLogDirectory, processStartTime, type Owner } from '../cri/pod-config.js';
 import { criLogFramer, type CriLogFramer } from './cri-log-framing.js';
 import { describeConnection, type DockerConnection } from './docker-host.js';
 import { CONTAINER_NAME_LABEL, CONTAINER_TYPE_LABEL, DEFAULT_PAUSE_IMAGE, SANDBOX_ID_LABEL, containerCreateOptions, infraCreateOptions } from './pod-config.js';
 import { podVolumeSources, type VolumePolicy, type VolumeSource } from './volumes.js';
-import { pullAuthFor } from './pull-secrets.js';
+import { dockerAuthConfig } from './registry-auth.js';
 
 /** How long the first call may take before the daemon counts as unreachable. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -237,10 +237,10 @@ export class DockerRuntime implements ContainerRuntime {
     }
   }
 
-  /** Pulls with the credentials of the pod's `imagePullSecrets` for the image's registry (pull-secrets.ts), else anonymously. */
-  async pullImage(image: string, pod: Pod): Promise<ImageInfo> {
+  /** Pulls with the credentials the kubelet's keyring found in the pod's pull Secrets, else anonymously. */
+  async pullImage(image: string, _pod: Pod, credentials?: RegistryAuth): Promise<ImageInfo> {
     try {
-      const auth = pullAuthFor(pod, image, this.policy.objects);
+      const auth = dockerAuthConfig(image, credentials);
       const stream = await this.docker.pull(withDefaultTag(image), auth ? { authconfig: auth } : {});
       await new Promise<void>((resolve, reject) => {
         this.docker.modem.followProgress(stream, (err: Error | null, output: { error?: string }[]) => {
