@@ -6,15 +6,16 @@
  * same run, as a ratio — the baseline measured here, never remembered:
  *
  *   eval "$(npm run -s docker:up)"; eval "$(npm run -s registry:env)"
- *   npm run build && node bench/docker-pull.mjs [--rounds 5] [--mb 16]
+ *   npm run bench -- --scenario docker-pull [--rounds 5] [--mb 16]
  *
  * The image is made here so that every pull downloads and extracts it whole: one layer of
  * `--mb` MiB of random bytes (`docker import`), pushed to `$PROBELET_REGISTRY/docker-bench/pull`
  * under a tag of this run. (The registry's `probelet/busybox:test` shares its layers with the
  * daemon's `probelet.local/busybox:test`, which the tests need: a pull of it would download
  * nothing.) Before each pull the image is removed from the daemon; the two pulls alternate
- * which goes first. Prints the median of each and their ratio (probelet / docker). The tag is
- * removed from the daemon at the end (the registry's copy stays until registry:down).
+ * which goes first. Prints one JSON line (the medians, every round, the ratio probelet /
+ * docker) and a sentence. The tag is removed from the daemon at the end (the registry's copy
+ * stays until registry:down).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -83,4 +84,6 @@ try {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p = median(timings.probelet);
 const d = median(timings.docker);
+const ms = (xs) => xs.map((x) => Math.round(x));
+console.log(JSON.stringify({ scenario: 'docker-pull', runtime: runtime.version, registry: REGISTRY, mb: MB, rounds: ROUNDS, probeletMs: ms(timings.probelet), dockerMs: ms(timings.docker), probeletMedianMs: Math.round(p), dockerMedianMs: Math.round(d), ratio: Number((p / d).toFixed(2)) }));
 console.log(`pull of a ${MB} MiB image from ${REGISTRY} (${runtime.version}), median of ${ROUNDS}: probelet ${p.toFixed(0)} ms, docker pull ${d.toFixed(0)} ms, ratio ${(p / d).toFixed(2)}`);
