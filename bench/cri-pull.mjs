@@ -24,6 +24,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { racePulls, reportPulls } from './lib/pull-race.mjs';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, mb: { type: 'string', default: '16' } } });
 const ROUNDS = Number(values.rounds);
@@ -74,34 +75,13 @@ const runDir = mkdtempSync(join(tmpdir(), 'probelet-bench-cri-pull-run-'));
 const runtime = await createCriRuntime({ endpoint: ENDPOINT, runDir, warn: () => undefined });
 const pod = { metadata: { name: 'bench', namespace: 'default', uid: 'bench-cri-pull' }, spec: { containers: [] } };
 
-const timings = { probelet: [], ctr: [] };
-const pulls = {
-  probelet: () => runtime.pullImage(image, pod),
-  ctr: async () => void ctr('images', 'pull', '--hosts-dir', join(REGISTRY_DIR, 'certs.d'), image),
-};
-try {
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? ['probelet', 'ctr'] : ['ctr', 'probelet'];
-    for (const who of order) {
-      remove();
-      const start = process.hrtime.bigint();
-      await pulls[who]();
-      timings[who].push(Math.round(Number(process.hrtime.bigint() - start) / 1e6));
-    }
-  }
-} finally {
+const close = async () => {
   await runtime.close();
   rmSync(runDir, { recursive: true, force: true });
-  try {
-    remove();
-  } catch {
-    // already gone
-  }
-}
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const p = median(timings.probelet);
-const c = median(timings.ctr);
-const ratio = Number((p / c).toFixed(2));
-console.log(JSON.stringify({ scenario: 'cri-pull', runtime: runtime.version, registry: REGISTRY, mb: MB, rounds: ROUNDS, probeletMs: timings.probelet, ctrMs: timings.ctr, probeletMedianMs: p, ctrMedianMs: c, ratio }));
-console.log(`pull of a ${MB} MiB image from ${REGISTRY} (${runtime.version}), median of ${ROUNDS}: probelet ${p} ms, ctr pull ${c} ms, ratio ${ratio.toFixed(2)}`);
+};
+const pulls = {
+  probelet: () => runtime.pullImage(image, pod),
+  baseline: async () => void ctr('images', 'pull', '--hosts-dir', join(REGISTRY_DIR, 'certs.d'), image),
+};
+const timings = await racePulls(pulls, { rounds: ROUNDS, reset: remove, close });
+reportPulls({ scenario: 'cri-pull', baseline: 'ctr', command: 'ctr pull', runtime: runtime.version, registry: REGISTRY, mb: MB, rounds: ROUNDS }, timings);

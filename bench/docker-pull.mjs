@@ -23,6 +23,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { racePulls, reportPulls } from './lib/pull-race.mjs';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, mb: { type: 'string', default: '16' } } });
 const ROUNDS = Number(values.rounds);
@@ -56,34 +57,10 @@ const runtime = await createDockerRuntime({ connection: parseDockerHost(HOST, 'D
 const pod = { metadata: { name: 'bench', namespace: 'default', uid: 'bench' }, spec: { containers: [] } };
 const remove = () => docker('rmi', '-f', image);
 
-const timings = { probelet: [], docker: [] };
-const pulls = {
-  probelet: () => runtime.pullImage(image, pod),
-  docker: async () => void docker('pull', '-q', image),
-};
-try {
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? ['probelet', 'docker'] : ['docker', 'probelet'];
-    for (const who of order) {
-      remove();
-      const start = process.hrtime.bigint();
-      await pulls[who]();
-      timings[who].push(Number(process.hrtime.bigint() - start) / 1e6);
-    }
-  }
-} finally {
+const close = async () => {
   await runtime.close();
   rmSync(runDir, { recursive: true, force: true });
-  try {
-    remove();
-  } catch {
-    // already gone
-  }
-}
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const p = median(timings.probelet);
-const d = median(timings.docker);
-const ms = (xs) => xs.map((x) => Math.round(x));
-console.log(JSON.stringify({ scenario: 'docker-pull', runtime: runtime.version, registry: REGISTRY, mb: MB, rounds: ROUNDS, probeletMs: ms(timings.probelet), dockerMs: ms(timings.docker), probeletMedianMs: Math.round(p), dockerMedianMs: Math.round(d), ratio: Number((p / d).toFixed(2)) }));
-console.log(`pull of a ${MB} MiB image from ${REGISTRY} (${runtime.version}), median of ${ROUNDS}: probelet ${p.toFixed(0)} ms, docker pull ${d.toFixed(0)} ms, ratio ${(p / d).toFixed(2)}`);
+};
+const pulls = { probelet: () => runtime.pullImage(image, pod), baseline: async () => void docker('pull', '-q', image) };
+const timings = await racePulls(pulls, { rounds: ROUNDS, reset: remove, close });
+reportPulls({ scenario: 'docker-pull', baseline: 'docker', command: 'docker pull', runtime: runtime.version, registry: REGISTRY, mb: MB, rounds: ROUNDS }, timings);
