@@ -46,8 +46,12 @@ describeCluster(`probelet node --runtime docker: pods, kubectl logs, adoption af
     await f.clients.core.createNamespacedPod({
       namespace,
       body: podManifest('keep', ['sh', '-c', 'echo hello from keep; echo oops >&2; mkdir -p /www && echo ok > /www/ready && exec httpd -f -p 8080 -h /www'], {
-        readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 2, failureThreshold: 1 },
-        livenessProbe: { exec: { command: ['sh', '-c', 'test ! -e /tmp/die'] }, periodSeconds: 1, failureThreshold: 1 },
+        // A probe that merely answers late must not fail: under load an exec through the Engine
+        // took over 1 s (the default timeout), and with failureThreshold 1 that restarted the
+        // container just before the kill -9 (so there was nothing to adopt). /tmp/die still fails
+        // the liveness probe at once: `test` answers in no time.
+        readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 2, failureThreshold: 1, timeoutSeconds: 10 },
+        livenessProbe: { exec: { command: ['sh', '-c', 'test ! -e /tmp/die'] }, periodSeconds: 1, failureThreshold: 1, timeoutSeconds: 10 },
       }),
     });
     await f.clients.core.createNamespacedPod({ namespace, body: podManifest('gone', ['sleep', '3600']) });
@@ -87,7 +91,8 @@ describeCluster(`probelet node --runtime docker: pods, kubectl logs, adoption af
     await new Promise((resolve) => setTimeout(resolve, 4_000));
     const keepNow = await f.getPod('keep');
     const keepAfter = keepNow.status?.containerStatuses?.[0];
-    expect(keepAfter?.containerID, `the agent's output:\n${agent.output()}`).toBe(keepBefore?.containerID);
+    const story = `the agent's output:\n${agent.output()}\nkeep's events:\n${(await f.events('keep')).map((e) => `${e.type ?? ''} ${e.reason ?? ''} x${e.count ?? 1}: ${e.message ?? ''}`).join('\n')}\nits status: ${JSON.stringify(keepAfter)}`;
+    expect(keepAfter?.containerID, story).toBe(keepBefore?.containerID);
     expect(keepAfter?.state?.running?.startedAt).toBe(keepBefore?.state?.running?.startedAt);
     expect(keepAfter).toMatchObject({ ready: true, started: true, restartCount: 0 });
     expect(isReady(keepNow)).toBe(true);

@@ -79,8 +79,10 @@ describeCluster(`probelet node --runtime cri adopts its running containers after
     await f.clients.core.createNamespacedPod({
       namespace,
       body: podManifest('keep', ['sh', '-c', 'mkdir -p /www && echo ok > /www/ready && exec httpd -f -p 8080 -h /www'], {
-        readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 2, failureThreshold: 1 },
-        livenessProbe: { exec: { command: ['sh', '-c', 'test ! -e /tmp/die'] }, periodSeconds: 1, failureThreshold: 1 },
+        // A probe that merely answers late must not fail (test/docker/node.test.ts lost its
+        // container to a 1 s exec timeout under load); /tmp/die still fails liveness at once.
+        readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 2, failureThreshold: 1, timeoutSeconds: 10 },
+        livenessProbe: { exec: { command: ['sh', '-c', 'test ! -e /tmp/die'] }, periodSeconds: 1, failureThreshold: 1, timeoutSeconds: 10 },
       }),
     });
     await f.clients.core.createNamespacedPod({ namespace, body: podManifest('gone', ['sleep', '3600']) });

@@ -260,8 +260,8 @@ export interface NodeAgentFixture {
   /** Sends `signal` to the agent and waits for it to exit. */
   stop(signal: NodeJS.Signals): Promise<void>;
   getPod(name: string): Promise<Pod>;
-  /** The namespace's events of pod `pod` with this reason. */
-  events(pod: string, reason: string): Promise<Event[]>;
+  /** The namespace's events of pod `pod` (with this reason only, when given). */
+  events(pod: string, reason?: string): Promise<Event[]>;
 }
 
 /**
@@ -324,6 +324,7 @@ export function nodeAgentFixture(options: { node: string; runtimeArgs: readonly 
     },
     stop: (signal) => stopAgent(agent, signal),
     getPod: async (name) => plain<Pod>(await admin().core.readNamespacedPod({ name, namespace })),
-    events: async (pod, reason) => plain<{ items: Event[] }>(await admin().core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${pod},reason=${reason}` })).items,
+    events: async (pod, reason) =>
+      plain<{ items: Event[] }>(await admin().core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${pod}${reason === undefined ? '' : `,reason=${reason}`}` })).items,
   };
 }
