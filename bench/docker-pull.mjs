@@ -6,15 +6,16 @@
  * same run, as a ratio — the baseline measured here, never remembered:
  *
  *   eval "$(npm run -s docker:up)"; eval "$(npm run -s registry:env)"
- *   npm run build && node bench/docker-pull.mjs [--rounds 5] [--mb 16]
+ *   npm run bench -- --scenario docker-pull [--rounds 5] [--mb 16]
  *
  * The image is made here so that every pull downloads and extracts it whole: one layer of
  * `--mb` MiB of random bytes (`docker import`), pushed to `$PROBELET_REGISTRY/docker-bench/pull`
  * under a tag of this run. (The registry's `probelet/busybox:test` shares its layers with the
  * daemon's `probelet.local/busybox:test`, which the tests need: a pull of it would download
  * nothing.) Before each pull the image is removed from the daemon; the two pulls alternate
- * which goes first. Prints the median of each and their ratio (probelet / docker). The tag is
- * removed from the daemon at the end (the registry's copy stays until registry:down).
+ * which goes first. Prints one JSON line (the medians, every round, the ratio probelet /
+ * docker) and a sentence. The tag is removed from the daemon at the end (the registry's copy
+ * stays until registry:down).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +23,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { racePulls, reportPulls } from './lib/pull-race.mjs';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, mb: { type: 'string', default: '16' } } });
 const ROUNDS = Number(values.rounds);
@@ -55,32 +57,10 @@ const runtime = await createDockerRuntime({ connection: parseDockerHost(HOST, 'D
 const pod = { metadata: { name: 'bench', namespace: 'default', uid: 'bench' }, spec: { containers: [] } };
 const remove = () => docker('rmi', '-f', image);
 
-const timings = { probelet: [], docker: [] };
-const pulls = {
-  probelet: () => runtime.pullImage(image, pod),
-  docker: async () => void docker('pull', '-q', image),
-};
-try {
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? ['probelet', 'docker'] : ['docker', 'probelet'];
-    for (const who of order) {
-      remove();
-      const start = process.hrtime.bigint();
-      await pulls[who]();
-      timings[who].push(Number(process.hrtime.bigint() - start) / 1e6);
-    }
-  }
-} finally {
+const close = async () => {
   await runtime.close();
   rmSync(runDir, { recursive: true, force: true });
-  try {
-    remove();
-  } catch {
-    // already gone
-  }
-}
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const p = median(timings.probelet);
-const d = median(timings.docker);
-console.log(`pull of a ${MB} MiB image from ${REGISTRY} (${runtime.version}), median of ${ROUNDS}: probelet ${p.toFixed(0)} ms, docker pull ${d.toFixed(0)} ms, ratio ${(p / d).toFixed(2)}`);
+};
+const pulls = { probelet: () => runtime.pullImage(image, pod), baseline: async () => void docker('pull', '-q', image) };
+const timings = await racePulls(pulls, { rounds: ROUNDS, reset: remove, close });
+reportPulls({ scenario: 'docker-pull', baseline: 'docker', command: 'docker pull', runtime: runtime.version, registry: REGISTRY, mb: MB, rounds: ROUNDS }, timings);

@@ -8,6 +8,7 @@
 import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { secretRefusals } from './secret-validation.js';
 import { describe } from './shape.js';
 
 export { formatFieldPath } from './shape.js';
@@ -289,6 +290,13 @@ function addObject(load: ManifestLoad, add: ObjectSink, value: unknown, ctx: Doc
   const expected = Object.hasOwn(POD_TEMPLATE_KINDS, kindText) ? POD_TEMPLATE_KINDS[kindText] : undefined;
   if (expected !== undefined && refusedForSize(object, expected.templatePath, ctx, problem, base)) return;
   if (expected === undefined) {
+    if (kindText === 'Secret' && versionText === CORE_API_VERSION) {
+      // A Secret the API server refuses is no Secret any pod can use: an input problem of its
+      // own (never read as "no credentials" later), the other documents go on.
+      const refused = secretRefusals(object);
+      for (const r of refused) problem(r.message, [...base, ...r.path]);
+      if (refused.length > 0) return;
+    }
     load.skipped.push({ source: ctx.source, document: ctx.document, line: at.line, apiVersion: versionText, kind: kindText, name });
     if ((kindText === 'ConfigMap' || kindText === 'Secret') && versionText === CORE_API_VERSION) (load.configs ??= []).push({ kind: kindText, namespace, name, value: object });
     return;

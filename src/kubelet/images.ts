@@ -93,7 +93,16 @@ export class ImageManager {
       record('Normal', 'BackOff', message);
       return { ok: false, reason: IMAGE_PULL_BACK_OFF, message: `${message}: ${failed.message}` };
     }
-    const credentials = lookupPullCredentials(await pullSecrets(), image);
+    let credentials: RegistryAuth[];
+    try {
+      credentials = lookupPullCredentials(await pullSecrets(), image);
+    } catch (err) {
+      // A pull Secret whose config does not decode: upstream's `lookupPullCredentials` error,
+      // returned before any pull (no `Pulling`, no back-off); the error is the waiting reason
+      // and message (reasonCache), and `Error: …` the start's event.
+      const detail = errorText(err);
+      return { ok: false, reason: detail, message: detail };
+    }
     record('Normal', 'Pulling', `Pulling image "${image}"`);
     const start = this.clock.now();
     try {

@@ -8,8 +8,10 @@
  * repository gives one set of credentials. The kubelet tries them in the keyring's order
  * (keys in reverse lexical order: a longer, more specific path first) until one pull works.
  */
+import { DOCKER_CONFIG_JSON_KEY, DOCKER_CONFIG_JSON_TYPE, DOCKERCFG_KEY, DOCKERCFG_TYPE } from '../api/secret-validation.js';
 import type { Pod } from '../api/types.js';
 import type { RegistryAuth } from '../runtime/types.js';
+import { decodeDockerConfig, decodeDockerConfigJson } from './docker-config.js';
 
 /** A Secret as the keyring reads it: its type and its `data` (base64, as the API serves it). */
 export interface PullSecret {
@@ -22,13 +24,6 @@ export interface PullSecret {
  * be read. The kubelet's secret manager on a node; the manifests' Secrets under `run`.
  */
 export type SecretGetter = (namespace: string, name: string) => Promise<PullSecret | undefined>;
-
-/** `kubernetes.io/dockerconfigjson` and its key (core/v1 types.go). */
-const DOCKER_CONFIG_JSON_TYPE = 'kubernetes.io/dockerconfigjson';
-const DOCKER_CONFIG_JSON_KEY = '.dockerconfigjson';
-/** The legacy `kubernetes.io/dockercfg` and its key. */
-const DOCKERCFG_TYPE = 'kubernetes.io/dockercfg';
-const DOCKERCFG_KEY = '.dockercfg';
 
 /** The event `getPullSecretsForPod` records when a pull secret cannot be had. */
 export const FAILED_TO_RETRIEVE_PULL_SECRET = 'FailedToRetrieveImagePullSecret';
@@ -65,8 +60,9 @@ interface KeyringEntry {
 
 /**
  * The credentials the Secrets hold for `image`, in the order the kubelet tries them (empty:
- * pull anonymously). Secrets of another type, or whose config does not parse, give none, as
- * `MakeDockerKeyring` skips them.
+ * pull anonymously). Secrets of another type, or without their key, give none. A docker config
+ * that does not decode throws json.Unmarshal's error, whatever image it was for: the kubelet's
+ * `MakeDockerKeyring` fails and so does the container's start (never an anonymous pull).
  */
 export function lookupPullCredentials(secrets: readonly PullSecret[], image: string): RegistryAuth[] {
   const entries: KeyringEntry[] = [];
@@ -83,43 +79,20 @@ export function lookupPullCredentials(secrets: readonly PullSecret[], image: str
   return found;
 }
 
+/** `secretsToTrackedDockerConfigs` for one Secret: only its type's key counts, and only when not empty. */
 function keyringEntries(secret: PullSecret): KeyringEntry[] {
-  let config: unknown;
-  if (secret.type === DOCKER_CONFIG_JSON_TYPE && secret.data?.[DOCKER_CONFIG_JSON_KEY]) {
-    config = (parseJson(secret.data[DOCKER_CONFIG_JSON_KEY]) as { auths?: unknown } | undefined)?.auths;
-  } else if (secret.type === DOCKERCFG_TYPE && secret.data?.[DOCKERCFG_KEY]) {
-    config = parseJson(secret.data[DOCKERCFG_KEY]);
-  }
-  if (!config || typeof config !== 'object') return [];
+  const config = secret.type === DOCKER_CONFIG_JSON_TYPE ? secret.data?.[DOCKER_CONFIG_JSON_KEY] : secret.type === DOCKERCFG_TYPE ? secret.data?.[DOCKERCFG_KEY] : undefined;
+  if (!config) return [];
+  // `data` as the API serves it: base64, which the API server decoded before storing.
+  const bytes = Buffer.from(config, 'base64');
+  if (bytes.length === 0) return [];
+  const decoded = secret.type === DOCKER_CONFIG_JSON_TYPE ? decodeDockerConfigJson(bytes) : decodeDockerConfig(bytes);
   const out: KeyringEntry[] = [];
-  for (const [location, entry] of Object.entries(config as Record<string, unknown>)) {
+  for (const { location, auth } of decoded) {
     const key = keyOf(location);
-    const auth = entry && typeof entry === 'object' ? credentialsOf(entry as Record<string, unknown>) : undefined;
-    if (key !== undefined && auth) out.push({ key, auth });
+    if (key !== undefined) out.push({ key, auth });
   }
   return out;
-}
-
-function parseJson(base64: string): unknown {
-  try {
-    return JSON.parse(Buffer.from(base64, 'base64').toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-/** An entry's user and password; `auth` (base64 `user:password`) stands in for missing ones, as DockerConfigEntry's decoding does. */
-function credentialsOf(entry: Record<string, unknown>): RegistryAuth | undefined {
-  let username = typeof entry['username'] === 'string' ? entry['username'] : '';
-  let password = typeof entry['password'] === 'string' ? entry['password'] : '';
-  if (typeof entry['auth'] === 'string' && entry['auth'] !== '') {
-    const text = Buffer.from(entry['auth'], 'base64').toString('utf8');
-    const colon = text.indexOf(':');
-    if (colon < 0) return undefined;
-    username = text.slice(0, colon);
-    password = text.slice(colon + 1);
-  }
-  return { username, password };
 }
 
 /** BasicDockerKeyring.Add's key: the location without scheme, `/v1/`/`/v2/` or a bare `/` path. */

@@ -267,3 +267,32 @@ describe('a file that is no text', () => {
     expect(parseManifestDocuments('a: 1\u0000\u0001', 'x.yaml').problems[0]?.message).toBe('not YAML or JSON text: the file holds binary data, not a manifest');
   });
 });
+
+describe('a Secret the API server would refuse is a problem of its own, not a Secret', () => {
+  const b64 = (text: string): string => Buffer.from(text).toString('base64');
+  const secret = (name: string, type: string, data: string): string => `apiVersion: v1\nkind: Secret\nmetadata: { name: ${name} }\ntype: ${type}\n${data}`;
+
+  it('refused with file:line and the API server words; a valid Secret, an Opaque one and the pod are kept', () => {
+    const text = [
+      secret('bad', 'kubernetes.io/dockerconfigjson', `data:\n  .dockerconfigjson: ${b64('{"auths":')}\n`),
+      secret('good', 'kubernetes.io/dockerconfigjson', `stringData:\n  .dockerconfigjson: '{"auths":{}}'\n`),
+      secret('opaque', 'Opaque', `data:\n  anything: ${b64('not json')}\n`),
+      pod('web'),
+    ].join('---\n');
+    const load = parseManifestDocuments(text, 's.yaml');
+    expect(load.problems.map(formatProblem)).toEqual([
+      's.yaml:6:3: document 1: Secret "bad" is invalid: data[.dockerconfigjson]: Invalid value: "<secret contents redacted>": unexpected end of JSON input; a kubernetes.io/dockerconfigjson Secret holds a Docker config JSON object under .dockerconfigjson (base64 under data, or as text under stringData), e.g. {"auths":{"REGISTRY":{"username":"USER","password":"PASSWORD"}}}; `kubectl create secret docker-registry NAME --docker-server=REGISTRY --docker-username=USER --docker-password=PASSWORD --dry-run=client -o yaml` writes one',
+    ]);
+    expect(load.configs?.map((c) => c.name)).toEqual(['good', 'opaque']);
+    expect(load.objects.map((o) => o.name)).toEqual(['web']);
+    expect(load.skipped.map((s) => s.name)).toEqual(['good', 'opaque']);
+  });
+
+  it('data that is not base64 is the decoder\'s error for any type of Secret, as the API server decodes before it validates', () => {
+    const load = parseManifestDocuments(secret('o', 'Opaque', 'data:\n  a: QUJD\n  b: "QQ=x"\n'), 's.yaml');
+    expect(load.problems.map(formatProblem)).toEqual([
+      's.yaml:7:3: document 1: Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 2; values under data are base64 (e.g. `base64 -w0 FILE`); put plain text under stringData instead',
+    ]);
+    expect(load.configs).toBeUndefined();
+  });
+});

@@ -149,3 +149,45 @@ describe('a misspelled field is refused by every command that reads files, with 
     expect(run.code).toBe(2);
   });
 });
+
+describe('a pull Secret the API server refuses is an input problem of every command, with its words; the other documents go on', () => {
+  const b64 = (text: string): string => Buffer.from(text).toString('base64');
+  const secret = (type: string, data: string): string => `apiVersion: v1\nkind: Secret\nmetadata: { name: regcred }\ntype: ${type}\n${data}---\n`;
+  const withPod = (text: string): string =>
+    `${text}${pod('web', 'app', `      readinessProbe: { exec: { command: ['true'] } }\n  imagePullSecrets: [{ name: regcred }]\n`)}`;
+  const fix = '; a kubernetes.io/dockerconfigjson Secret holds a Docker config JSON object under .dockerconfigjson (base64 under data, or as text under stringData)';
+  const cases: [string, string, string][] = [
+    [
+      'not JSON',
+      secret('kubernetes.io/dockerconfigjson', `data:\n  .dockerconfigjson: ${b64('hello')}\n`),
+      `:6:3: document 1: Secret "regcred" is invalid: data[.dockerconfigjson]: Invalid value: "<secret contents redacted>": invalid character 'h' looking for beginning of value${fix}`,
+    ],
+    [
+      'not base64',
+      secret('kubernetes.io/dockerconfigjson', `data:\n  .dockerconfigjson: '{"auths":{}}'\n`),
+      ':6:3: document 1: Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 0; values under data are base64',
+    ],
+    ['missing the key', secret('kubernetes.io/dockerconfigjson', `data:\n  config.json: ${b64('{}')}\n`), ':5:1: document 1: Secret "regcred" is invalid: data[.dockerconfigjson]: Required value; a kubernetes.io/dockerconfigjson'],
+    [
+      'a dockercfg that is a JSON list',
+      secret('kubernetes.io/dockercfg', `stringData:\n  .dockercfg: '[1]'\n`),
+      `:6:3: document 1: Secret "regcred" is invalid: data[.dockercfg]: Invalid value: "<secret contents redacted>": json: cannot unmarshal array into Go value of type map[string]interface {}; a kubernetes.io/dockercfg Secret holds`,
+    ],
+  ];
+  const commands: [string, (path: string) => string[], string][] = [
+    ['check', (path) => ['check', path, '--fail-on', 'never'], 'stdout'],
+    ['simulate', (path) => ['simulate', path, '--for', '10s'], 'pod default/web:'],
+    ['probe -f', (path) => ['probe', '-f', path, '--container', 'app'], 'Verdict:  success'],
+    ['run', (path) => ['run', path, '--listen', '127.0.0.1:0', '--output', 'json', '--timeout', '1s'], '"web"'],
+  ];
+  for (const [name, text, said] of cases) {
+    it.each(commands)(`${name}: %s refuses the Secret (file:line, the API server's words, the fix), uses the pod, exits 2`, async (_command, args, ran) => {
+      const path = file('pull-secret.yaml', withPod(text));
+      const run = await runCli(args(path));
+      expect(run.stderr).toContain(`${path}${said}`);
+      if (ran !== 'stdout') expect(run.stdout).toContain(ran);
+      else expect(run.stdout).toContain('web');
+      expect(run.code).toBe(2);
+    });
+  }
+});

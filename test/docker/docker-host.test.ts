@@ -2,9 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { dockerHost, parseDockerHost } from '../../src/runtime/docker/docker-host.js';
 import { withDefaultTag } from '../../src/runtime/docker/docker-runtime.js';
-import { pullAuthFor, registryOf } from '../../src/runtime/docker/pull-secrets.js';
-import { configObjectsOf } from '../../src/runtime/docker/volumes.js';
-import { pod } from '../cri/helpers.js';
+import { dockerAuthConfig, registryOf } from '../../src/runtime/docker/registry-auth.js';
 
 describe('docker host and images', () => {
   it('--docker-host, else DOCKER_HOST, else unix:///var/run/docker.sock; unix, bare paths and tcp parse; others name the setting', () => {
@@ -17,7 +15,7 @@ describe('docker host and images', () => {
     expect(() => parseDockerHost('ssh://me@host', 'DOCKER_HOST')).toThrow('DOCKER_HOST: expected unix:///path/to/docker.sock or tcp://host:port');
   });
 
-  it('an image without a tag pulls :latest (the Engine would pull every tag); registries and pull credentials as the kubelet matches them', () => {
+  it('an image without a tag pulls :latest (the Engine would pull every tag); the keyring credentials go with the registry of the image', () => {
     expect(withDefaultTag('busybox')).toBe('busybox:latest');
     expect(withDefaultTag('127.0.0.1:5000/a/b')).toBe('127.0.0.1:5000/a/b:latest');
     expect(withDefaultTag('127.0.0.1:5000/a/b:1')).toBe('127.0.0.1:5000/a/b:1');
@@ -25,12 +23,9 @@ describe('docker host and images', () => {
     expect(registryOf('busybox')).toBe('docker.io');
     expect(registryOf('library/busybox')).toBe('docker.io');
     expect(registryOf('127.0.0.1:5001/private/busybox:test')).toBe('127.0.0.1:5001');
-    const dockerconfig = JSON.stringify({ auths: { '127.0.0.1:5001': { auth: Buffer.from('me:pw').toString('base64') }, 'https://index.docker.io/v1/': { username: 'hub', password: 'h' } } });
-    const objects = configObjectsOf([{ kind: 'Secret', namespace: '', name: 'pull', value: { stringData: { '.dockerconfigjson': dockerconfig } } }]);
-    const p = pod('p', [], { imagePullSecrets: [{ name: 'absent' }, { name: 'pull' }] });
-    expect(pullAuthFor(p, '127.0.0.1:5001/private/busybox:test', objects)).toEqual({ username: 'me', password: 'pw', serveraddress: '127.0.0.1:5001' });
-    expect(pullAuthFor(p, 'busybox', objects)).toEqual({ username: 'hub', password: 'h', serveraddress: 'https://index.docker.io/v1/' });
-    expect(pullAuthFor(p, 'quay.io/x/y', objects)).toBeUndefined();
-    expect(pullAuthFor(pod('q', []), '127.0.0.1:5001/private/busybox:test', objects)).toBeUndefined();
+    // The keyring's credentials (kubelet/pull-secrets.ts) go to the Engine for the image's registry.
+    expect(dockerAuthConfig('127.0.0.1:5001/private/busybox:test', { username: 'me', password: 'pw' })).toEqual({ username: 'me', password: 'pw', serveraddress: '127.0.0.1:5001' });
+    expect(dockerAuthConfig('busybox', { username: 'hub', password: 'h' })).toEqual({ username: 'hub', password: 'h', serveraddress: 'docker.io' });
+    expect(dockerAuthConfig('busybox', undefined)).toBeUndefined();
   });
 });

@@ -9,6 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import Docker from 'dockerode';
+import type { KubeletOptions } from '../../src/kubelet/kubelet.js';
 import { RUN_LABEL } from '../../src/runtime/cri/pod-config.js';
 import { parseDockerHost, type DockerConnection } from '../../src/runtime/docker/docker-host.js';
 import { createDockerRuntime } from '../../src/runtime/docker/docker-runtime.js';
@@ -53,8 +54,19 @@ export async function leftInDaemon(value: string, label: string = RUN_LABEL, con
 }
 
 /** A kubelet over a fresh Docker runtime, closed by stopRuntimeKubelets(testId). */
-export function startDockerKubelet(testId: string, volumes?: VolumePolicy, connection: DockerConnection = DOCKER_CONNECTION): Promise<RuntimeHarness> {
-  return startRuntimeKubelet(testId, (runDir) => createDockerRuntime({ connection, runDir, ...(volumes ? { volumes } : {}) }), (runID) => leftInDaemon(runID, RUN_LABEL, connection), 'the daemon');
+export function startDockerKubelet(
+  testId: string,
+  volumes?: VolumePolicy,
+  connection: DockerConnection = DOCKER_CONNECTION,
+  options: Omit<KubeletOptions, 'runtime'> = {},
+): Promise<RuntimeHarness> {
+  return startRuntimeKubelet(
+    testId,
+    (runDir) => createDockerRuntime({ connection, runDir, ...(volumes ? { volumes } : {}) }),
+    (runID) => leftInDaemon(runID, RUN_LABEL, connection),
+    'the daemon',
+    options,
+  );
 }
 
 /** The shared conformance scenarios' view of the Docker runtime on the daemon at `connection`. */

@@ -11,51 +11,18 @@
  * its own name and the daemon of the Docker tests (helpers.ts). Skipped without a cluster, its
  * CA key, a daemon or a built dist/ (failing instead under PROBELET_REQUIRE_CLUSTER=1).
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Event, Pod } from '../../src/api/types.js';
-import { plain, type KubeClients } from '../../src/node/kube.js';
+import { expect, it } from 'vitest';
 import { detectNodeAddress } from '../../src/node/node-object.js';
 import { NODE_LABEL } from '../../src/runtime/cri/pod-config.js';
-import { clusterClients, describeCluster, isReady, spawnAgent, stopAgent, until, type AgentChild } from '../node/helpers.js';
+import { describeCluster, distUnavailable, isReady, kubectl, nodeAgentFixture, nodePodManifest, servingUnavailable, until } from '../node/helpers.js';
 import { DOCKER_HOST, dockerClient, dockerUnavailable, leftInDaemon } from './helpers.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NODE = `docker-node-${randomBytes(3).toString('hex')}`;
-const KUBECONFIG = process.env.KUBECONFIG?.split(':')[0] ?? '';
-const PKI = join(dirname(KUBECONFIG), 'pki');
 const ADDRESS = detectNodeAddress();
 
 function unavailable(): string | undefined {
-  if (!existsSync(join(PKI, 'ca.key'))) return `no cluster CA key at ${PKI} (cluster:up makes it)`;
-  const docker = dockerUnavailable();
-  if (docker) return docker;
-  if (ADDRESS === undefined) return 'no non-loopback IPv4 address for the node';
-  if (!existsSync(join(ROOT, 'dist/cli/main.js'))) return 'dist/ is not built (npm run build)';
-  return undefined;
-}
-
-/** The agents' TMPDIR: an agent killed with SIGKILL cannot remove its run directory. */
-const WORK = mkdtempSync(join(tmpdir(), 'probelet-docker-node-'));
-afterAll(() => rmSync(WORK, { recursive: true, force: true }));
-
-/** A serving certificate for the node's address, signed by the cluster CA (as test/node/logs.test.ts makes one). */
-function servingCert(): { cert: string; key: string } {
-  const [key, csr, cert, ext] = ['serving.key', 'serving.csr', 'serving.crt', 'serving.ext'].map((f) => join(WORK, f)) as [string, string, string, string];
-  execFileSync('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr, '-subj', `/CN=${NODE}`], { stdio: 'ignore' });
-  writeFileSync(ext, `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:${ADDRESS ?? ''},DNS:${NODE}\n`);
-  execFileSync('openssl', ['x509', '-req', '-in', csr, '-CA', join(PKI, 'ca.crt'), '-CAkey', join(PKI, 'ca.key'), '-CAcreateserial', '-CAserial', join(WORK, 'ca.srl'), '-out', cert, '-days', '1', '-extfile', ext], { stdio: 'ignore' });
-  return { cert, key };
-}
-
-function kubectl(...args: string[]): string {
-  return execFileSync('kubectl', ['--kubeconfig', KUBECONFIG, ...args], { encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  return servingUnavailable(ADDRESS) ?? dockerUnavailable() ?? distUnavailable();
 }
 
 /** The node's running containers in the daemon (found by the node label, as `docker ps` would): pod UID → container IDs. */
@@ -69,71 +36,30 @@ async function runningByPod(): Promise<Map<string, string[]>> {
   return byPod;
 }
 
-function podManifest(name: string, namespace: string, command: string[], probes: Record<string, unknown>): V1Pod {
-  return {
-    metadata: { name, namespace },
-    spec: {
-      nodeName: NODE,
-      terminationGracePeriodSeconds: 2,
-      containers: [{ name: 'app', image: 'probelet.local/busybox:test', imagePullPolicy: 'IfNotPresent', command, ...probes }],
-    },
-  } as V1Pod;
-}
-
 describeCluster(`probelet node --runtime docker: pods, kubectl logs, adoption after a restart (${DOCKER_HOST})`, () => {
-  const namespace = `docker-${randomBytes(3).toString('hex')}`;
-  let clients: KubeClients;
-  let agent: AgentChild | undefined;
-  let tls: { cert: string; key: string };
-
-  const startAgent = (): AgentChild =>
-    spawnAgent(
-      ['--kubeconfig', KUBECONFIG, '--name', NODE, '--runtime', 'docker', '--docker-host', DOCKER_HOST, '--listen', '127.0.0.1:0', '--node-ip', ADDRESS ?? ''].concat(
-        ['--tls-cert-file', tls.cert, '--tls-private-key-file', tls.key, '--client-ca-file', join(PKI, 'ca.crt'), '--port', '0'],
-      ),
-      WORK,
-    );
-
-  beforeAll(async () => {
-    clients = clusterClients();
-    tls = servingCert();
-    await clients.core.createNamespace({ body: { metadata: { name: namespace } } as V1Namespace });
-  });
-
-  afterAll(async () => {
-    try {
-      await stopAgent(agent, 'SIGTERM');
-    } finally {
-      await clients.core.deleteNamespace({ name: namespace }).catch(() => undefined);
-      await clients.core.deleteNode({ name: NODE }).catch(() => undefined);
-    }
-  }, 60_000);
-
-  const getPod = async (name: string): Promise<Pod> => plain<Pod>(await clients.core.readNamespacedPod({ name, namespace }));
-  const events = async (pod: string, reason: string): Promise<Event[]> =>
-    plain<{ items: Event[] }>(await clients.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${pod},reason=${reason}` })).items;
-  const registered = async (a: AgentChild): Promise<void> => {
-    await until('the node to register', async () => (a.output().includes(`node ${NODE} registered`) ? true : undefined), 30_000).catch((err: unknown) => {
-      throw new Error(`${String(err)}; its output:\n${a.output()}`);
-    });
-  };
+  const f = nodeAgentFixture({ node: NODE, runtimeArgs: ['--runtime', 'docker', '--docker-host', DOCKER_HOST], serving: { address: ADDRESS ?? '' } });
+  const { namespace } = f;
+  const podManifest = (name: string, command: string[], probes: Record<string, unknown> = {}) => nodePodManifest(NODE, name, namespace, command, probes);
 
   it('runs the pods, kubectl logs shows their output; kill -9 and restart adopts the running container, cleans up a deleted pod; SIGTERM leaves nothing', async () => {
-    agent = startAgent();
-    await registered(agent);
-    await clients.core.createNamespacedPod({
+    await f.start();
+    await f.clients.core.createNamespacedPod({
       namespace,
-      body: podManifest('keep', namespace, ['sh', '-c', 'echo hello from keep; echo oops >&2; mkdir -p /www && echo ok > /www/ready && exec httpd -f -p 8080 -h /www'], {
-        readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 2, failureThreshold: 1 },
-        livenessProbe: { exec: { command: ['sh', '-c', 'test ! -e /tmp/die'] }, periodSeconds: 1, failureThreshold: 1 },
+      body: podManifest('keep', ['sh', '-c', 'echo hello from keep; echo oops >&2; mkdir -p /www && echo ok > /www/ready && exec httpd -f -p 8080 -h /www'], {
+        // A probe that merely answers late must not fail: under load an exec through the Engine
+        // took over 1 s (the default timeout), and with failureThreshold 1 that restarted the
+        // container just before the kill -9 (so there was nothing to adopt). /tmp/die still fails
+        // the liveness probe at once: `test` answers in no time.
+        readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 2, failureThreshold: 1, timeoutSeconds: 10 },
+        livenessProbe: { exec: { command: ['sh', '-c', 'test ! -e /tmp/die'] }, periodSeconds: 1, failureThreshold: 1, timeoutSeconds: 10 },
       }),
     });
-    await clients.core.createNamespacedPod({ namespace, body: podManifest('gone', namespace, ['sleep', '3600'], {}) });
+    await f.clients.core.createNamespacedPod({ namespace, body: podManifest('gone', ['sleep', '3600']) });
     const before = await until('both pods Running and Ready', async () => {
-      const [keep, gone] = await Promise.all([getPod('keep'), getPod('gone')]);
+      const [keep, gone] = await Promise.all([f.getPod('keep'), f.getPod('gone')]);
       return isReady(keep) && isReady(gone) ? { keep, gone } : undefined;
     }, 60_000).catch((err: unknown) => {
-      throw new Error(`${String(err)}; the agent's output:\n${agent?.output() ?? ''}`);
+      throw new Error(`${String(err)}; the agent's output:\n${f.agent?.output() ?? ''}`);
     });
     const keepBefore = before.keep.status?.containerStatuses?.[0];
     expect(keepBefore).toMatchObject({ ready: true, started: true, restartCount: 0 });
@@ -152,33 +78,33 @@ describeCluster(`probelet node --runtime docker: pods, kubectl logs, adoption af
     const startedAt = Date.parse(keepBefore?.state?.running?.startedAt ?? '');
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, startedAt + 11_000 - Date.now())));
 
-    await stopAgent(agent, 'SIGKILL');
-    await clients.core.deleteNamespacedPod({ name: 'gone', namespace, gracePeriodSeconds: 0 });
+    await f.stop('SIGKILL');
+    await f.clients.core.deleteNamespacedPod({ name: 'gone', namespace, gracePeriodSeconds: 0 });
     const id = (s: string | undefined): string => (s ?? '').replace(/^docker:\/\//, '');
     expect((await runningByPod()).get(before.keep.metadata?.uid ?? '')).toEqual([id(keepBefore?.containerID)]);
 
-    agent = startAgent();
-    await registered(agent);
+    const agent = await f.start();
     await until("the deleted pod's container to be removed", async () => ((await runningByPod()).has(before.gone.metadata?.uid ?? '') ? undefined : true), 30_000).catch((err: unknown) => {
-      throw new Error(`${String(err)}; the agent's output:\n${agent?.output() ?? ''}`);
+      throw new Error(`${String(err)}; the agent's output:\n${agent.output()}`);
     });
     expect(agent.output()).toContain(`node ${NODE}: found 2 pod(s) an earlier run left in the runtime`);
     await new Promise((resolve) => setTimeout(resolve, 4_000));
-    const keepNow = await getPod('keep');
+    const keepNow = await f.getPod('keep');
     const keepAfter = keepNow.status?.containerStatuses?.[0];
-    expect(keepAfter?.containerID, `the agent's output:\n${agent.output()}`).toBe(keepBefore?.containerID);
+    const story = `the agent's output:\n${agent.output()}\nkeep's events:\n${(await f.events('keep')).map((e) => `${e.type ?? ''} ${e.reason ?? ''} x${e.count ?? 1}: ${e.message ?? ''}`).join('\n')}\nits status: ${JSON.stringify(keepAfter)}`;
+    expect(keepAfter?.containerID, story).toBe(keepBefore?.containerID);
     expect(keepAfter?.state?.running?.startedAt).toBe(keepBefore?.state?.running?.startedAt);
     expect(keepAfter).toMatchObject({ ready: true, started: true, restartCount: 0 });
     expect(isReady(keepNow)).toBe(true);
     expect([...(await runningByPod()).values()]).toEqual([[id(keepBefore?.containerID)]]);
-    expect((await events('keep', 'Started')).map((e) => e.count ?? 1)).toEqual([1]);
+    expect((await f.events('keep', 'Started')).map((e) => e.count ?? 1)).toEqual([1]);
     // Its log, read again from the daemon by the new agent, with the same times.
     expect(logs('--timestamps').split('\n').filter((l) => l !== '')).toEqual(stamped);
 
     // Its probes go on: a liveness failure restarts the adopted container, restartCount 1.
     await (await dockerClient().getContainer(id(keepBefore?.containerID)).exec({ Cmd: ['touch', '/tmp/die'] })).start({ Detach: true });
     const restarted = await until('the adopted container restarted by its liveness probe', async () => {
-      const p = await getPod('keep');
+      const p = await f.getPod('keep');
       const cs = p.status?.containerStatuses?.[0];
       return cs?.restartCount === 1 && cs.containerID !== keepBefore?.containerID && isReady(p) ? cs : undefined;
     }, 60_000);
@@ -186,7 +112,7 @@ describeCluster(`probelet node --runtime docker: pods, kubectl logs, adoption af
     expect(logs('--previous').split('\n').sort()).toEqual(['', 'hello from keep', 'oops']);
 
     // A stop leaves nothing of the node in the daemon, the adopted infra container included.
-    await stopAgent(agent, 'SIGTERM');
+    await f.stop('SIGTERM');
     expect(await leftInDaemon(NODE, NODE_LABEL)).toEqual([]);
   }, 240_000);
 }, unavailable);

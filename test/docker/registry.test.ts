@@ -1,13 +1,14 @@
 /**
  * Pulls from a real registry on the Docker runtime (`npm run registry:up`: TLS, a public and an
  * htpasswd-protected instance): `imagePullPolicy: Always` pulls with the kubelet's events; the
- * private image fails without credentials (ErrImagePull) and is pulled with the
- * `kubernetes.io/dockerconfigjson` Secret of the manifests named in `imagePullSecrets`.
+ * private image fails without credentials (ErrImagePull) and is pulled with the credentials the
+ * kubelet's keyring finds in the `kubernetes.io/dockerconfigjson` Secret named in
+ * `imagePullSecrets`, passed to the Engine.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
 import { afterEach, expect, it } from 'vitest';
-import { configObjectsOf, type ConfigDocument } from '../../src/runtime/docker/volumes.js';
+import type { PullSecret } from '../../src/kubelet/pull-secrets.js';
 import { current, run, statusOf, until, waitEvent, waitRunning } from '../e2e/helpers.js';
 import { bb, describeWhen, pod, stopRuntimeKubelets } from '../cri/helpers.js';
 import { dockerUnavailable, startDockerKubelet } from './helpers.js';
@@ -26,9 +27,12 @@ afterEach(async ({ task }) => {
 
 describeWhen('docker: pulls from a registry', () => {
   it('Always pulls with the kubelet’s events; a private image needs its imagePullSecrets', async ({ task }) => {
-    const secret = yaml.load(readFileSync(SECRET, 'utf8')) as { metadata: { name: string } };
-    const objects = configObjectsOf([{ kind: 'Secret', namespace: 'default', name: secret.metadata.name, value: secret as unknown as ConfigDocument['value'] }]);
-    const h = await startDockerKubelet(task.id, { objects });
+    // registry:up's Secret, as `run` reads it from the manifests and a node from the API: the
+    // kubelet's keyring finds the credentials, the runtime passes them to the Engine.
+    const secret = yaml.load(readFileSync(SECRET, 'utf8')) as { metadata: { name: string }; type: string; data: Record<string, string> };
+    const getSecret = (ns: string, name: string): Promise<PullSecret | undefined> =>
+      Promise.resolve(ns === 'default' && name === secret.metadata.name ? { type: secret.type, data: secret.data } : undefined);
+    const h = await startDockerKubelet(task.id, undefined, undefined, { getSecret });
     const pub = `${PUBLIC}/probelet/busybox:test`;
     const priv = `${PRIVATE}/private/busybox:test`;
     const always = { imagePullPolicy: 'Always' as const };

@@ -217,6 +217,24 @@ describe('kubelet: images', () => {
     expect(r.auths).toEqual([undefined]);
   });
 
+  it('a pull Secret whose docker config does not decode (the API server let it through): the start fails with json.Unmarshal\'s error, no pull, never an anonymous one', async () => {
+    // `{"auths": "x"}` is a JSON object, all ValidateSecret asks for; the kubelet's keyring cannot read it.
+    const malformed: PullSecret = { type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from('{"auths":"x"}').toString('base64') } };
+    const { clock, runtime, kubelet, events } = setup('images', { getSecret: () => Promise.resolve(malformed) });
+    const r = runtime as ImageRuntime;
+    r.pullable.add('reg.example/x:1');
+    kubelet.addPods([pod({ image: 'reg.example/x:1' }, 'p', { imagePullSecrets: [{ name: 'broken' }] })]);
+    await clock.advance(10);
+    const error = 'json: cannot unmarshal string into Go struct field DockerConfigJSON.auths of type credentialprovider.DockerConfig';
+    // kubelet 1.35: lookupPullCredentials fails before `Pulling` and without the image back-off,
+    // so the sync after the sandbox's PLEG event fails the same way; startContainer's event says
+    // it each time, and reasonCache shows it from that second sync on.
+    expect(events()).toEqual([`Warning Failed Error: ${error} (x2)`]);
+    expect(r.pulls).toEqual([]);
+    expect(waiting(kubelet)).toBe(error);
+    expect(waitingMessage(kubelet)).toBe(error);
+  });
+
   it('serializeImagePulls (default): one pull at a time, the second waits — "in 1.5s (3s including waiting)"', async () => {
     const { clock, runtime, kubelet, events } = setup();
     const r = runtime as ImageRuntime;

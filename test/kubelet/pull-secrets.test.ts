@@ -38,7 +38,7 @@ describe('pull secrets: the keyring', () => {
     expect(lookupPullCredentials([secret], '127.0.0.1/x')).toEqual([]);
   });
 
-  it('`auth` (base64 user:password) is decoded; the legacy dockercfg works; other types and bad JSON give nothing', () => {
+  it('`auth` (base64 user:password) is decoded; the legacy dockercfg works; other types give nothing; a config that does not decode throws Go\'s error', () => {
     const withAuth = configJson({ 'reg.io': { auth: b64('u:p:q') } });
     expect(lookupPullCredentials([withAuth], 'reg.io/x')).toEqual([{ username: 'u', password: 'p:q' }]);
     const legacy: PullSecret = { type: 'kubernetes.io/dockercfg', data: { '.dockercfg': b64(JSON.stringify({ 'reg.io': { username: 'l', password: 'm' } })) } };
@@ -46,7 +46,12 @@ describe('pull secrets: the keyring', () => {
     const opaque: PullSecret = { type: 'Opaque', data: withAuth.data ?? {} };
     expect(lookupPullCredentials([opaque], 'reg.io/x')).toEqual([]);
     const broken: PullSecret = { type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': b64('{not json') } };
-    expect(lookupPullCredentials([broken], 'reg.io/x')).toEqual([]);
+    // MakeDockerKeyring fails for any image, not only the registry the bad Secret was for.
+    expect(() => lookupPullCredentials([withAuth, broken], 'reg.io/x')).toThrow("invalid character 'n' looking for beginning of object key string");
+    const noColon = configJson({ 'reg.io': { auth: b64('user') } });
+    expect(() => lookupPullCredentials([noColon], 'other.io/x')).toThrow('unable to parse auth field, must be formatted as base64(username:password)');
+    // An empty config is no config (upstream skips it), and a Secret of the type without its key too.
+    expect(lookupPullCredentials([{ type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': '' } }, { type: 'kubernetes.io/dockercfg', data: {} }], 'reg.io/x')).toEqual([]);
   });
 
   it('Docker Hub: index.docker.io/v1/ serves images without a registry host', () => {

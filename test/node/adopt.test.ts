@@ -12,20 +12,14 @@
  * containerd or a built dist/ (failing instead under PROBELET_REQUIRE_CLUSTER=1).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Event, Pod } from '../../src/api/types.js';
-import { plain, type KubeClients } from '../../src/node/kube.js';
+import { existsSync } from 'node:fs';
+import { expect, it } from 'vitest';
+import type { Pod } from '../../src/api/types.js';
 import { createCriClient } from '../../src/runtime/cri/client.js';
 import { NODE_LABEL } from '../../src/runtime/cri/pod-config.js';
 import { CRI_ENDPOINT, criUnavailable } from '../cri/helpers.js';
-import { clusterClients, describeCluster, spawnAgent, stopAgent, until, type AgentChild } from './helpers.js';
+import { describeCluster, distUnavailable, isReady, nodeAgentFixture, nodePodManifest, until } from './helpers.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENDPOINT = process.env.PROBELET_NODE_CRI_ENDPOINT ?? CRI_ENDPOINT;
 const SOCKET = ENDPOINT.replace(/^unix:\/\//, '');
 const NODE = `h20a-adopt-${randomBytes(3).toString('hex')}`;
@@ -33,22 +27,8 @@ const NODE = `h20a-adopt-${randomBytes(3).toString('hex')}`;
 /** What this suite needs besides the cluster. */
 function unavailable(): string | undefined {
   const cri = process.env.PROBELET_NODE_CRI_ENDPOINT === undefined ? criUnavailable() : existsSync(SOCKET) ? undefined : `no containerd at ${ENDPOINT}`;
-  if (cri) return cri;
-  if (!existsSync(join(ROOT, 'dist/cli/main.js'))) return 'dist/ is not built (npm run build)';
-  return undefined;
+  return cri ?? distUnavailable();
 }
-
-
-
-/** The agents' TMPDIR: an agent killed with SIGKILL cannot remove its run directory. */
-const AGENT_TMP = mkdtempSync(join(tmpdir(), 'probelet-node-adopt-'));
-afterAll(() => rmSync(AGENT_TMP, { recursive: true, force: true }));
-
-function startAgent(): AgentChild {
-  const kubeconfig = process.env.KUBECONFIG?.split(':')[0] ?? '';
-  return spawnAgent(['--kubeconfig', kubeconfig, '--name', NODE, '--runtime', 'cri', '--cri-endpoint', ENDPOINT, '--listen', '127.0.0.1:0'], AGENT_TMP);
-}
-
 
 /** Containers of this node in containerd (found by the node label, as crictl would): pod UID → running container IDs. */
 async function runningByPod(): Promise<Map<string, string[]>> {
@@ -89,59 +69,25 @@ async function execIn(containerID: string, cmd: string[]): Promise<void> {
   }
 }
 
-function podManifest(name: string, namespace: string, command: string[], probes: Record<string, unknown>): V1Pod {
-  return {
-    metadata: { name, namespace },
-    spec: {
-      nodeName: NODE,
-      terminationGracePeriodSeconds: 2,
-      containers: [{ name: 'app', image: 'probelet.local/busybox:test', imagePullPolicy: 'IfNotPresent', command, ...probes }],
-    },
-  } as V1Pod;
-}
-
 describeCluster(`probelet node --runtime cri adopts its running containers after a restart (${ENDPOINT})`, () => {
-  const namespace = `${NODE}-ns`;
-  let clients: KubeClients;
-  let agent: AgentChild | undefined;
-
-  beforeAll(async () => {
-    clients = clusterClients();
-    await clients.core.createNamespace({ body: { metadata: { name: namespace } } as V1Namespace });
-  });
-
-  afterAll(async () => {
-    try {
-      await stopAgent(agent, 'SIGTERM');
-    } finally {
-      await clients.core.deleteNamespace({ name: namespace }).catch(() => undefined);
-      await clients.core.deleteNode({ name: NODE }).catch(() => undefined);
-    }
-  }, 60_000);
-
-  const getPod = async (name: string): Promise<Pod> => plain<Pod>(await clients.core.readNamespacedPod({ name, namespace }));
-  const isReady = (p: Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
-  const events = async (pod: string, reason: string): Promise<Event[]> =>
-    plain<{ items: Event[] }>(await clients.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${pod},reason=${reason}` })).items;
-  const registered = async (a: AgentChild): Promise<void> => {
-    await until('the node to register', async () => (a.output().includes(`node ${NODE} registered`) ? true : undefined), 30_000).catch((err: unknown) => {
-      throw new Error(`${String(err)}; its output:\n${a.output()}`);
-    });
-  };
+  const f = nodeAgentFixture({ node: NODE, runtimeArgs: ['--runtime', 'cri', '--cri-endpoint', ENDPOINT] });
+  const { namespace } = f;
+  const podManifest = (name: string, command: string[], probes: Record<string, unknown> = {}) => nodePodManifest(NODE, name, namespace, command, probes);
 
   it('kill -9 and restart: the same container (ID, startedAt, restartCount) keeps running and Ready, probes go on, a pod deleted meanwhile is cleaned up', async () => {
-    agent = startAgent();
-    await registered(agent);
-    await clients.core.createNamespacedPod({
+    await f.start();
+    await f.clients.core.createNamespacedPod({
       namespace,
-      body: podManifest('keep', namespace, ['sh', '-c', 'mkdir -p /www && echo ok > /www/ready && exec httpd -f -p 8080 -h /www'], {
-        readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 2, failureThreshold: 1 },
-        livenessProbe: { exec: { command: ['sh', '-c', 'test ! -e /tmp/die'] }, periodSeconds: 1, failureThreshold: 1 },
+      body: podManifest('keep', ['sh', '-c', 'mkdir -p /www && echo ok > /www/ready && exec httpd -f -p 8080 -h /www'], {
+        // A probe that merely answers late must not fail (test/docker/node.test.ts lost its
+        // container to a 1 s exec timeout under load); /tmp/die still fails liveness at once.
+        readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 2, failureThreshold: 1, timeoutSeconds: 10 },
+        livenessProbe: { exec: { command: ['sh', '-c', 'test ! -e /tmp/die'] }, periodSeconds: 1, failureThreshold: 1, timeoutSeconds: 10 },
       }),
     });
-    await clients.core.createNamespacedPod({ namespace, body: podManifest('gone', namespace, ['sleep', '3600'], {}) });
+    await f.clients.core.createNamespacedPod({ namespace, body: podManifest('gone', ['sleep', '3600']) });
     const before = await until('both pods Running and Ready', async () => {
-      const [keep, gone] = await Promise.all([getPod('keep'), getPod('gone')]);
+      const [keep, gone] = await Promise.all([f.getPod('keep'), f.getPod('gone')]);
       return isReady(keep) && isReady(gone) ? { keep, gone } : undefined;
     }, 60_000);
     const keepBefore = before.keep.status?.containerStatuses?.[0];
@@ -151,50 +97,49 @@ describeCluster(`probelet node --runtime cri adopts its running containers after
     // restart rules then keep its readiness until the first verdict, as upstream's do.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, startedAt + 11_000 - Date.now())));
 
-    await stopAgent(agent, 'SIGKILL');
+    await f.stop('SIGKILL');
     // Deleted while no agent runs: nothing on the node ends its container but the next start.
-    await clients.core.deleteNamespacedPod({ name: 'gone', namespace, gracePeriodSeconds: 0 });
+    await f.clients.core.deleteNamespacedPod({ name: 'gone', namespace, gracePeriodSeconds: 0 });
     const left = await runningByPod();
     expect(left.get(before.keep.metadata?.uid ?? '')).toEqual([keepBefore?.containerID?.replace(/^[a-z]+:\/\//, '')]);
     expect(left.get(before.gone.metadata?.uid ?? '')).toHaveLength(1);
 
-    agent = startAgent();
-    await registered(agent);
+    const agent = await f.start();
     await until('the deleted pod\'s container to be removed', async () => ((await runningByPod()).has(before.gone.metadata?.uid ?? '') ? undefined : true), 30_000).catch((err: unknown) => {
-      throw new Error(`${String(err)}; the agent's output:\n${agent?.output() ?? ''}`);
+      throw new Error(`${String(err)}; the agent's output:\n${agent.output()}`);
     });
     expect(agent.output()).toContain(`node ${NODE}: found 2 pod(s) an earlier run left in the runtime`);
-    await until('the cleanup to be logged', async () => (agent?.output().includes(`node ${NODE}: removed what an earlier run left running for 1 pod(s) no longer bound to this node`) ? true : undefined), 10_000);
+    await until('the cleanup to be logged', async () => (agent.output().includes(`node ${NODE}: removed what an earlier run left running for 1 pod(s) no longer bound to this node`) ? true : undefined), 10_000);
     // Let the new agent write its status and probe a few times.
     await new Promise((resolve) => setTimeout(resolve, 4_000));
-    const keepAfter = (await getPod('keep')).status?.containerStatuses?.[0];
+    const keepAfter = (await f.getPod('keep')).status?.containerStatuses?.[0];
     expect(keepAfter?.containerID).toBe(keepBefore?.containerID);
     expect(keepAfter?.state?.running?.startedAt).toBe(keepBefore?.state?.running?.startedAt);
     expect(keepAfter).toMatchObject({ ready: true, started: true, restartCount: 0 });
     // Ready throughout: the condition did not flip (its transition time is the first run's).
     const readySince = (p: Pod): string | undefined => p.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime;
-    const keepNow = await getPod('keep');
+    const keepNow = await f.getPod('keep');
     expect(isReady(keepNow)).toBe(true);
     expect(readySince(keepNow), JSON.stringify(keepNow.status?.conditions)).toBe(readySince(before.keep));
     expect([...(await runningByPod()).values()]).toEqual([[keepBefore?.containerID?.replace(/^[a-z]+:\/\//, '')]]);
     // Nothing was created or started again.
-    expect((await events('keep', 'Started')).map((e) => e.count ?? 1)).toEqual([1]);
-    expect((await events('keep', 'Created')).map((e) => e.count ?? 1)).toEqual([1]);
+    expect((await f.events('keep', 'Started')).map((e) => e.count ?? 1)).toEqual([1]);
+    expect((await f.events('keep', 'Created')).map((e) => e.count ?? 1)).toEqual([1]);
 
     // Its probes go on: a liveness failure restarts the adopted container, restartCount 1.
     await execIn(keepBefore?.containerID ?? '', ['touch', '/tmp/die']);
     const restarted = await until('the adopted container restarted by its liveness probe', async () => {
-      const p = await getPod('keep');
+      const p = await f.getPod('keep');
       const cs = p.status?.containerStatuses?.[0];
       return cs?.restartCount === 1 && cs.containerID !== keepBefore?.containerID && isReady(p) ? cs : undefined;
     }, 60_000);
     expect(restarted.lastState?.terminated?.containerID).toBe(keepBefore?.containerID);
-    const killing = await until('the Killing event', async () => (await events('keep', 'Killing'))[0]);
+    const killing = await until('the Killing event', async () => (await f.events('keep', 'Killing'))[0]);
     expect(killing.message).toBe('Container app failed liveness probe, will be restarted');
     expect([...(await runningByPod()).values()]).toEqual([[restarted.containerID?.replace(/^[a-z]+:\/\//, '')]]);
 
     // A stop leaves nothing of the node in the runtime, the adopted sandbox included.
-    await stopAgent(agent, 'SIGTERM');
+    await f.stop('SIGTERM');
     expect(await leftOfNode()).toEqual([]);
   }, 180_000);
 }, unavailable);

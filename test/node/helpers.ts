@@ -4,13 +4,14 @@
  * suites are skipped with that reason in their name; with PROBELET_REQUIRE_CLUSTER=1 they
  * fail instead.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { AppsV1Api, KubeConfig, type V1Namespace, type V1Pod } from '@kubernetes/client-node';
-import type { Pod } from '../../src/api/types.js';
+import type { Event, Pod } from '../../src/api/types.js';
 import type { Kubelet } from '../../src/kubelet/kubelet.js';
 import { startNodeAgent, type NodeAgent, type NodeAgentOptions } from '../../src/node/agent.js';
 import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
@@ -197,4 +198,133 @@ export async function stopAgent(agent: AgentChild | undefined, signal: NodeJS.Si
   const exited = new Promise<void>((resolve) => agent.child.once('exit', () => resolve()));
   agent.child.kill(signal);
   await exited;
+}
+
+/** The admin kubeconfig of `cluster:env` (its first file). */
+export const KUBECONFIG = process.env.KUBECONFIG?.split(':')[0] ?? '';
+/** The cluster CA `cluster:up` made, beside the kubeconfig: what signs a node's serving certificate here. */
+export const CLUSTER_PKI = join(dirname(KUBECONFIG), 'pki');
+
+/** Why a node cannot serve `kubectl logs` here (no cluster CA key, no address to serve on), or undefined. */
+export function servingUnavailable(address: string | undefined): string | undefined {
+  if (!existsSync(join(CLUSTER_PKI, 'ca.key'))) return `no cluster CA key at ${CLUSTER_PKI} (cluster:up makes it)`;
+  if (address === undefined) return 'no non-loopback IPv4 address for the node';
+  return undefined;
+}
+
+/** Why the built command cannot be run (`npm run build` first), or undefined. */
+export function distUnavailable(): string | undefined {
+  return existsSync(join(ROOT, 'dist/cli/main.js')) ? undefined : 'dist/ is not built (npm run build)';
+}
+
+/** `kubectl` with the admin kubeconfig; its output (throws on a non-zero exit, with kubectl's words). */
+export function kubectl(...args: string[]): string {
+  return execFileSync('kubectl', ['--kubeconfig', KUBECONFIG, ...args], { encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/**
+ * A serving certificate for `node` at `address`, signed by the cluster CA (what cluster:up does
+ * for its kubelet), written in `dir`: the API server checks it when it proxies `kubectl logs`.
+ */
+export function servingCertificate(dir: string, node: string, address: string): { cert: string; key: string } {
+  const [key, csr, cert, ext] = ['serving.key', 'serving.csr', 'serving.crt', 'serving.ext'].map((f) => join(dir, f)) as [string, string, string, string];
+  execFileSync('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr, '-subj', `/CN=${node}`], { stdio: 'ignore' });
+  writeFileSync(ext, `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:${address},DNS:${node}\n`);
+  const ca = join(CLUSTER_PKI, 'ca');
+  execFileSync('openssl', ['x509', '-req', '-in', csr, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-CAserial', join(dir, 'ca.srl'), '-out', cert, '-days', '1', '-extfile', ext], { stdio: 'ignore' });
+  return { cert, key };
+}
+
+/** A pod bound to `node` running `command` in the test busybox image, with these probes, a 2 s grace. */
+export function nodePodManifest(node: string, name: string, namespace: string, command: string[], probes: Record<string, unknown> = {}): V1Pod {
+  return {
+    metadata: { name, namespace },
+    spec: {
+      nodeName: node,
+      terminationGracePeriodSeconds: 2,
+      containers: [{ name: 'app', image: 'probelet.local/busybox:test', imagePullPolicy: 'IfNotPresent', command, ...probes }],
+    },
+  } as V1Pod;
+}
+
+/** The node-agent fixture of one suite: see {@link nodeAgentFixture}. */
+export interface NodeAgentFixture {
+  readonly node: string;
+  readonly namespace: string;
+  /** The admin clients (from beforeAll on). */
+  readonly clients: KubeClients;
+  /** The agent started last (undefined before the first start). */
+  readonly agent: AgentChild | undefined;
+  /** Starts `probelet node` for this node and waits for it to register (its output in the error otherwise). */
+  start(): Promise<AgentChild>;
+  /** Sends `signal` to the agent and waits for it to exit. */
+  stop(signal: NodeJS.Signals): Promise<void>;
+  getPod(name: string): Promise<Pod>;
+  /** The namespace's events of pod `pod` (with this reason only, when given). */
+  events(pod: string, reason?: string): Promise<Event[]>;
+}
+
+/**
+ * One `probelet node` child process at a time for a suite against the real control plane: a
+ * node and a namespace of its own, the agent's TMPDIR (an agent killed with SIGKILL cannot
+ * remove its run directory), with `serving` a certificate signed by the cluster CA so that
+ * `kubectl logs` reaches it. Registers the suite's beforeAll and afterAll (a SIGTERM to the
+ * agent, the namespace and the Node deleted, the TMPDIR removed): call it inside `describe`.
+ */
+export function nodeAgentFixture(options: { node: string; runtimeArgs: readonly string[]; serving?: { address: string } }): NodeAgentFixture {
+  const { node } = options;
+  const namespace = `${node}-ns`;
+  // Made in beforeAll: a skipped suite's body still runs (to collect it), its afterAll does not.
+  let tmp = '';
+  let clients: KubeClients | undefined;
+  let agent: AgentChild | undefined;
+  let servingArgs: string[] = [];
+  const admin = (): KubeClients => {
+    if (!clients) throw new Error('the node-agent fixture is used before its beforeAll');
+    return clients;
+  };
+
+  beforeAll(async () => {
+    tmp = mkdtempSync(join(tmpdir(), `probelet-${node}-`));
+    clients = clusterClients();
+    if (options.serving) {
+      const { cert, key } = servingCertificate(tmp, node, options.serving.address);
+      const ca = join(CLUSTER_PKI, 'ca.crt');
+      servingArgs = ['--node-ip', options.serving.address, '--tls-cert-file', cert, '--tls-private-key-file', key, '--client-ca-file', ca, '--port', '0'];
+    }
+    await clients.core.createNamespace({ body: { metadata: { name: namespace } } as V1Namespace });
+  });
+
+  afterAll(async () => {
+    try {
+      await stopAgent(agent, 'SIGTERM');
+    } finally {
+      await clients?.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+      await clients?.core.deleteNode({ name: node }).catch(() => undefined);
+      if (tmp !== '') rmSync(tmp, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  return {
+    node,
+    namespace,
+    get clients() {
+      return admin();
+    },
+    get agent() {
+      return agent;
+    },
+    async start() {
+      const started = spawnAgent(['--kubeconfig', KUBECONFIG, '--name', node, ...options.runtimeArgs, '--listen', '127.0.0.1:0', ...servingArgs], tmp);
+      agent = started;
+      await until('the node to register', async () => (started.output().includes(`node ${node} registered`) ? true : undefined), 30_000).catch((err: unknown) => {
+        throw new Error(`${String(err)}; its output:\n${started.output()}`);
+      });
+      return started;
+    },
+    stop: (signal) => stopAgent(agent, signal),
+    getPod: async (name) => plain<Pod>(await admin().core.readNamespacedPod({ name, namespace })),
+    events: async (pod, reason) =>
+      plain<{ items: Event[] }>(await admin().core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${pod}${reason === undefined ? '' : `,reason=${reason}`}` })).items,
+  };
 }

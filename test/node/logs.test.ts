@@ -6,114 +6,35 @@
  * built command in a child process with `--runtime cri`, a serving certificate signed here by
  * the CA `cluster:up` made. Skipped without a cluster, its CA key, a containerd or dist/.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import type { V1Pod } from '@kubernetes/client-node';
+import { beforeAll, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
-import { plain, type KubeClients } from '../../src/node/kube.js';
+import { plain } from '../../src/node/kube.js';
 import { detectNodeAddress } from '../../src/node/node-object.js';
 import { CRI_ENDPOINT, criUnavailable } from '../cri/helpers.js';
-import { clusterClients, describeCluster, until } from './helpers.js';
+import { describeCluster, distUnavailable, KUBECONFIG, kubectl, nodeAgentFixture, servingUnavailable, until } from './helpers.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENDPOINT = process.env.PROBELET_NODE_CRI_ENDPOINT ?? CRI_ENDPOINT;
 const SOCKET = ENDPOINT.replace(/^unix:\/\//, '');
 const NODE = `h20a-logs-${randomBytes(3).toString('hex')}`;
-const KUBECONFIG = process.env.KUBECONFIG?.split(':')[0] ?? '';
-const PKI = join(dirname(KUBECONFIG), 'pki');
 const ADDRESS = detectNodeAddress();
 
 /** What this suite needs besides the cluster. */
 function unavailable(): string | undefined {
-  if (!existsSync(join(PKI, 'ca.key'))) return `no cluster CA key at ${PKI} (cluster:up makes it)`;
   const cri = process.env.PROBELET_NODE_CRI_ENDPOINT === undefined ? criUnavailable() : existsSync(SOCKET) ? undefined : `no containerd at ${ENDPOINT}`;
-  if (cri) return cri;
-  if (ADDRESS === undefined) return 'no non-loopback IPv4 address for the node';
-  if (!existsSync(join(ROOT, 'dist/cli/main.js'))) return 'dist/ is not built (npm run build)';
-  return undefined;
-}
-
-
-const WORK = mkdtempSync(join(tmpdir(), 'probelet-node-logs-'));
-afterAll(() => rmSync(WORK, { recursive: true, force: true }));
-
-/** A serving certificate for the node's address, signed by the cluster CA (what cluster:up does for its kubelet). */
-function servingCert(): { cert: string; key: string } {
-  const key = join(WORK, 'serving.key');
-  const csr = join(WORK, 'serving.csr');
-  const cert = join(WORK, 'serving.crt');
-  const ext = join(WORK, 'serving.ext');
-  execFileSync('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr, '-subj', `/CN=${NODE}`], { stdio: 'ignore' });
-  writeFileSync(ext, `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:${ADDRESS ?? ''},DNS:${NODE}\n`);
-  execFileSync('openssl', ['x509', '-req', '-in', csr, '-CA', join(PKI, 'ca.crt'), '-CAkey', join(PKI, 'ca.key'), '-CAcreateserial', '-CAserial', join(WORK, 'ca.srl'), '-out', cert, '-days', '1', '-extfile', ext], { stdio: 'ignore' });
-  return { cert, key };
-}
-
-function kubectl(...args: string[]): string {
-  return execFileSync('kubectl', ['--kubeconfig', KUBECONFIG, ...args], { encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  return servingUnavailable(ADDRESS) ?? cri ?? distUnavailable();
 }
 
 describeCluster(`kubectl logs from a probelet node (${ENDPOINT})`, () => {
-  const namespace = `${NODE}-ns`;
-  let clients: KubeClients;
-  let agent: ChildProcess | undefined;
-  let output = '';
+  const f = nodeAgentFixture({ node: NODE, runtimeArgs: ['--runtime', 'cri', '--cri-endpoint', ENDPOINT], serving: { address: ADDRESS ?? '' } });
+  const { namespace } = f;
+  const output = (): string => f.agent?.output() ?? '';
 
   beforeAll(async () => {
-    clients = clusterClients();
-    await clients.core.createNamespace({ body: { metadata: { name: namespace } } as V1Namespace });
-    const { cert, key } = servingCert();
-    agent = spawn(
-      process.execPath,
-      [
-        join(ROOT, 'bin/probelet.js'),
-        'node',
-        '--kubeconfig',
-        KUBECONFIG,
-        '--name',
-        NODE,
-        '--runtime',
-        'cri',
-        '--cri-endpoint',
-        ENDPOINT,
-        '--listen',
-        '127.0.0.1:0',
-        '--node-ip',
-        ADDRESS ?? '',
-        '--tls-cert-file',
-        cert,
-        '--tls-private-key-file',
-        key,
-        '--client-ca-file',
-        join(PKI, 'ca.crt'),
-        '--port',
-        '0',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TMPDIR: WORK } },
-    );
-    agent.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-    agent.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-    await until('the node to register', async () => (output.includes(`node ${NODE} registered`) ? true : undefined), 30_000).catch((err: unknown) => {
-      throw new Error(`${String(err)}; its output:\n${output}`);
-    });
-  }, 60_000);
-
-  afterAll(async () => {
-    try {
-      if (agent && agent.exitCode === null && agent.signalCode === null) {
-        const exited = new Promise<void>((resolve) => agent?.once('exit', () => resolve()));
-        agent.kill('SIGTERM');
-        await exited;
-      }
-    } finally {
-      await clients.core.deleteNamespace({ name: namespace }).catch(() => undefined);
-      await clients.core.deleteNode({ name: NODE }).catch(() => undefined);
-    }
+    await f.start();
   }, 60_000);
 
   it('the Node names the authenticated port; kubectl logs, --tail, --timestamps, --limit-bytes and -f show what the container wrote', async () => {
@@ -123,17 +44,17 @@ describeCluster(`kubectl logs from a probelet node (${ENDPOINT})`, () => {
       metadata: { name: 'talker', namespace },
       spec: { nodeName: NODE, terminationGracePeriodSeconds: 1, containers: [{ name: 'app', image: 'probelet.local/busybox:test', imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', script] }] },
     } as V1Pod;
-    await clients.core.createNamespacedPod({ namespace, body });
-    await until('the pod Running', async () => (plain<Pod>(await clients.core.readNamespacedPod({ name: 'talker', namespace })).status?.phase === 'Running' ? true : undefined), 60_000);
-    const port = output.match(/authenticated API \(kubectl logs\) https:\/\/[\d.]+:(\d+)/)?.[1];
-    const node = await clients.core.readNode({ name: NODE });
+    await f.clients.core.createNamespacedPod({ namespace, body });
+    await until('the pod Running', async () => (plain<Pod>(await f.clients.core.readNamespacedPod({ name: 'talker', namespace })).status?.phase === 'Running' ? true : undefined), 60_000);
+    const port = output().match(/authenticated API \(kubectl logs\) https:\/\/[\d.]+:(\d+)/)?.[1];
+    const node = await f.clients.core.readNode({ name: NODE });
     expect(String(node.status?.daemonEndpoints?.kubeletEndpoint?.Port)).toBe(port);
 
     const all = await until('two ticks in kubectl logs', async () => {
       const text = kubectl('-n', namespace, 'logs', 'talker');
       return /tick 2\n/.test(text) ? text : undefined;
     }, 20_000).catch((err: unknown) => {
-      throw new Error(`${String(err)}; the agent's output:\n${output}`);
+      throw new Error(`${String(err)}; the agent's output:\n${output()}`);
     });
     expect(all).toMatch(/^line 1\nline 2\nerr\ntick 1\ntick 2\n/);
     expect(kubectl('-n', namespace, 'logs', 'talker', '-c', 'app', '--tail=1')).toMatch(/^tick \d+\n$/);

@@ -3,16 +3,23 @@
  * Secret documents of the manifests themselves. The files are read again at each pull that
  * needs them (never for standard input, which is read once), as the kubelet's secret manager
  * follows a Secret's updates: fix a wrong password in the file and the next pull uses it.
+ * A Secret edited into one the API server would refuse is no Secret (the loader refuses it):
+ * its problem is printed once, as the kubelet logs why it could not get a Secret, and the
+ * pull goes on with `FailedToRetrieveImagePullSecret`.
  */
 import { stat } from 'node:fs/promises';
-import { loadManifests, STDIN_PATH, type ManifestConfig } from '../../api/documents.js';
+import { formatProblem, loadManifests, STDIN_PATH, type ManifestConfig } from '../../api/documents.js';
 import type { PullSecret, SecretGetter } from '../../kubelet/pull-secrets.js';
 
-/** The getter over `files`, starting from the Secrets already loaded with the pods. */
-export function manifestSecretGetter(files: readonly string[], loaded: readonly ManifestConfig[]): SecretGetter {
+/**
+ * The getter over `files`, starting from the Secrets already loaded with the pods (whose
+ * problems were printed then); `warn` gets each problem a later reading finds, once.
+ */
+export function manifestSecretGetter(files: readonly string[], loaded: readonly ManifestConfig[], warn: (line: string) => void = () => undefined): SecretGetter {
   let configs = loaded;
   const rereadable = !files.includes(STDIN_PATH);
   let seen: string | undefined;
+  let printed: string[] | undefined;
   return async (namespace, name) => {
     // Read again only when a file changed (size or time): a big manifest is not parsed per pull.
     const now = rereadable ? await signature(files) : undefined;
@@ -21,6 +28,10 @@ export function manifestSecretGetter(files: readonly string[], loaded: readonly 
       const load = await loadManifests(files).catch(() => undefined);
       if (load) {
         configs = load.configs ?? [];
+        const problems = load.problems.map(formatProblem);
+        // The first reading's problems were printed with the pods; then only new ones.
+        if (printed !== undefined) for (const p of problems) if (!printed.includes(p)) warn(p);
+        printed = problems;
         seen = now;
       }
     }

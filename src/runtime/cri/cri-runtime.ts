@@ -28,6 +28,7 @@ import { resolveContainerEnv } from '../env.js';
 import { containerFieldPath } from '../input-error.js';
 import { DEFAULT_LOG_TAIL_BYTES } from '../logs.js';
 import { containerEvents } from '../container-events.js';
+import { leftPods } from '../adoption.js';
 import { inFlight } from '../in-flight.js';
 import { ownerAlive, removedAtStart } from '../leftovers.js';
 import { relistLoop, type RelistLoop } from '../relist.js';
@@ -198,7 +199,18 @@ export class CriRuntime implements ContainerRuntime {
    */
   private readonly sandboxRemovals = singleFlight<string>();
   /** With `adopt`: what a killed earlier run of this node left, by pod UID, until adopted or removed. */
-  private readonly leftByPod = new Map<string, LeftPod>();
+  private readonly left = leftPods<LeftPod>({
+    takeOver: (pod, left) => this.takeOver(pod, left),
+    forget: (left) => {
+      for (const s of left.sandboxes) {
+        this.sandboxes.delete(s.id);
+        this.adopted.delete(s.id);
+      }
+      for (const c of left.containers) this.containers.delete(`${this.scheme}${c.id}`);
+    },
+    remove: async (left) => this.warnFailures(await this.removeListed(left.containers, left.sandboxes).catch(() => [])),
+    calls: this.calls,
+  });
   /** Sandboxes taken over from an earlier run (they carry its run label, not this one's). */
   private readonly adopted = new Set<string>();
   private readonly adopt: boolean;
@@ -465,38 +477,18 @@ export class CriRuntime implements ContainerRuntime {
     const selector = { [NODE_LABEL]: this.owner.node ?? '' };
     const { items } = await this.client.ListPodSandbox({ filter: { label_selector: selector } });
     const { containers } = await this.client.ListContainers({ filter: { label_selector: selector } });
-    const entry = (labels: cri.Labels): LeftPod => {
-      const uid = labels[POD_UID_LABEL] ?? '';
-      let left = this.leftByPod.get(uid);
-      if (!left) this.leftByPod.set(uid, (left = { sandboxes: [], containers: [] }));
-      return left;
-    };
+    const entry = (labels: cri.Labels): LeftPod => this.left.of(labels[POD_UID_LABEL] ?? '', () => ({ sandboxes: [], containers: [] }));
     for (const s of items) if (!ownerAlive(s.labels)) entry(s.labels).sandboxes.push(s);
     for (const c of containers) if (!ownerAlive(c.labels)) entry(c.labels).containers.push(c);
   }
 
   /** The pods an earlier run of this node left, not yet adopted nor removed (UIDs). */
   leftPods(): string[] {
-    return [...this.leftByPod.keys()];
+    return this.left.uids();
   }
 
   adoptPod(pod: Pod): Promise<AdoptedPod | undefined> {
-    const uid = pod.metadata?.uid ?? '';
-    const left = this.leftByPod.get(uid);
-    if (!left) return Promise.resolve(undefined);
-    this.leftByPod.delete(uid);
-    return this.calls.track(
-      this.takeOver(pod, left).catch(async (err: unknown) => {
-        // Never two copies: what could not be taken over goes before the pod starts anew.
-        for (const s of left.sandboxes) {
-          this.sandboxes.delete(s.id);
-          this.adopted.delete(s.id);
-        }
-        for (const c of left.containers) this.containers.delete(`${this.scheme}${c.id}`);
-        this.warnFailures(await this.removeListed(left.containers, left.sandboxes).catch(() => []));
-        throw err;
-      }),
-    );
+    return this.left.adopt(pod);
   }
 
   /**
@@ -556,15 +548,8 @@ export class CriRuntime implements ContainerRuntime {
     return { sandbox: { ...sandbox }, containers };
   }
 
-  async removeUnadopted(keep: ReadonlySet<string>): Promise<number> {
-    let removed = 0;
-    for (const [uid, left] of [...this.leftByPod]) {
-      if (keep.has(uid)) continue;
-      this.leftByPod.delete(uid);
-      this.warnFailures(await this.removeListed(left.containers, left.sandboxes));
-      removed++;
-    }
-    return removed;
+  removeUnadopted(keep: ReadonlySet<string>): Promise<number> {
+    return this.left.removeUnadopted(keep);
   }
 
   private warnFailures(failures: readonly RemovalFailure[]): void {

@@ -32,18 +32,19 @@ import { containerFieldPath } from '../input-error.js';
 import { DEFAULT_LOG_TAIL_BYTES, containerLogPath, openContainerLog, type ContainerLog } from '../logs.js';
 import { readCriLogTail } from '../cri/cri-logs.js';
 import { containerEvents } from '../container-events.js';
+import { leftPods } from '../adoption.js';
 import { inFlight } from '../in-flight.js';
 import { ownerAlive, removedAtStart } from '../leftovers.js';
 import { relistLoop, type RelistLoop } from '../relist.js';
 import { singleFlight } from '../single-flight.js';
 import { refreshedStatus } from '../vanished.js';
-import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
+import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RegistryAuth, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
 import { MANAGED_LABEL, NODE_LABEL, POD_UID_LABEL, RESTART_COUNT_ANNOTATION, RUN_LABEL, ownerLabels, podLogDirectory, processStartTime, type Owner } from '../cri/pod-config.js';
 import { criLogFramer, type CriLogFramer } from './cri-log-framing.js';
 import { describeConnection, type DockerConnection } from './docker-host.js';
 import { CONTAINER_NAME_LABEL, CONTAINER_TYPE_LABEL, DEFAULT_PAUSE_IMAGE, SANDBOX_ID_LABEL, containerCreateOptions, infraCreateOptions } from './pod-config.js';
 import { podVolumeSources, type VolumePolicy, type VolumeSource } from './volumes.js';
-import { pullAuthFor } from './pull-secrets.js';
+import { dockerAuthConfig } from './registry-auth.js';
 
 /** How long the first call may take before the daemon counts as unreachable. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -98,6 +99,7 @@ interface ContainerRecord {
 
 /** What an earlier run of this node left of one pod, until adopted or removed. */
 interface LeftPod {
+  uid: string;
   infra: Dockerode.ContainerInfo[];
   containers: Dockerode.ContainerInfo[];
   volumes: string[];
@@ -190,7 +192,16 @@ export class DockerRuntime implements ContainerRuntime {
   private readonly sandboxRemovals = singleFlight<string>();
   private readonly adopt: boolean;
   /** With `adopt`: what a killed earlier run of this node left, by pod UID, until adopted or removed. */
-  private readonly leftByPod = new Map<string, LeftPod>();
+  private readonly left = leftPods<LeftPod>({
+    takeOver: (pod, left) => this.takeOver(pod, left),
+    forget: (left) => {
+      for (const c of left.infra) this.sandboxes.delete(c.Id);
+      for (const c of left.containers) this.forgetID(`${this.scheme}${c.Id}`);
+      this.adoptedPods.delete(left.uid);
+    },
+    remove: (left) => this.removeListed([...left.containers, ...left.infra], left.volumes, 'an earlier run of this node left'),
+    calls: this.calls,
+  });
   /** Pods taken over from an earlier run: what they hold carries its run label, not this one's. */
   private readonly adoptedPods = new Set<string>();
 
@@ -237,10 +248,10 @@ export class DockerRuntime implements ContainerRuntime {
     }
   }
 
-  /** Pulls with the credentials of the pod's `imagePullSecrets` for the image's registry (pull-secrets.ts), else anonymously. */
-  async pullImage(image: string, pod: Pod): Promise<ImageInfo> {
+  /** Pulls with the credentials the kubelet's keyring found in the pod's pull Secrets, else anonymously. */
+  async pullImage(image: string, _pod: Pod, credentials?: RegistryAuth): Promise<ImageInfo> {
     try {
-      const auth = pullAuthFor(pod, image, this.policy.objects);
+      const auth = dockerAuthConfig(image, credentials);
       const stream = await this.docker.pull(withDefaultTag(image), auth ? { authconfig: auth } : {});
       await new Promise<void>((resolve, reject) => {
         this.docker.modem.followProgress(stream, (err: Error | null, output: { error?: string }[]) => {
@@ -605,9 +616,7 @@ export class DockerRuntime implements ContainerRuntime {
     const { Volumes } = await this.docker.listVolumes({ filters });
     const entry = (labels: Record<string, string>): LeftPod => {
       const uid = labels[POD_UID_LABEL] ?? '';
-      let left = this.leftByPod.get(uid);
-      if (!left) this.leftByPod.set(uid, (left = { infra: [], containers: [], volumes: [] }));
-      return left;
+      return this.left.of(uid, () => ({ uid, infra: [], containers: [], volumes: [] }));
     };
     for (const c of containers) {
       if (ownerAlive(c.Labels)) continue;
@@ -619,24 +628,11 @@ export class DockerRuntime implements ContainerRuntime {
 
   /** The pods an earlier run of this node left, not yet adopted nor removed (UIDs). */
   leftPods(): string[] {
-    return [...this.leftByPod.keys()];
+    return this.left.uids();
   }
 
   adoptPod(pod: Pod): Promise<AdoptedPod | undefined> {
-    const uid = pod.metadata?.uid ?? '';
-    const left = this.leftByPod.get(uid);
-    if (!left) return Promise.resolve(undefined);
-    this.leftByPod.delete(uid);
-    return this.calls.track(
-      this.takeOver(pod, left).catch(async (err: unknown) => {
-        // Never two copies: what could not be taken over goes before the pod starts anew.
-        for (const c of left.infra) this.sandboxes.delete(c.Id);
-        for (const c of left.containers) this.forgetID(`${this.scheme}${c.Id}`);
-        this.adoptedPods.delete(uid);
-        await this.removeListed([...left.containers, ...left.infra], left.volumes, 'an earlier run of this node left');
-        throw err;
-      }),
-    );
+    return this.left.adopt(pod);
   }
 
   /**
@@ -700,15 +696,8 @@ export class DockerRuntime implements ContainerRuntime {
     return { sandbox: { ...sandbox }, containers };
   }
 
-  async removeUnadopted(keep: ReadonlySet<string>): Promise<number> {
-    let removed = 0;
-    for (const [uid, left] of [...this.leftByPod]) {
-      if (keep.has(uid)) continue;
-      this.leftByPod.delete(uid);
-      await this.removeListed([...left.containers, ...left.infra], left.volumes, 'an earlier run of this node left');
-      removed++;
-    }
-    return removed;
+  removeUnadopted(keep: ReadonlySet<string>): Promise<number> {
+    return this.left.removeUnadopted(keep);
   }
 
   startRelist(): void {
