@@ -12,7 +12,8 @@
  * rather than preparing it: into the very folder the outer install is filling, and this script
  * runs inside it, with the clone still without node_modules. Hence:
  * - the build tools are installed here first, into the clone, from the lockfile, without
- *   scripts. Only npm's temporary clone is touched: no install ever places packages there;
+ *   scripts. Only npm's temporary clone is touched, which no install is filling meanwhile
+ *   (npm runs `prepare` after any install into it);
  * - package.json bundles one small dependency (`bundleDependencies`): npm unpacks a package
  *   that has a bundle — and so prepares it, nested install and all — before it unpacks any of
  *   its other dependencies, in the outer install and in the nested one. Without that both
