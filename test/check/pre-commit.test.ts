@@ -123,7 +123,7 @@ function unpackOrder(): string[] {
   const outer = readdirSync(npmLogs)
     .filter((name) => name.endsWith('-debug-0.log'))
     .map((name) => readFileSync(join(npmLogs, name), 'utf8'))
-    .filter((log) => /verbose argv .*"--install-links".*"git\+file:/.test(log));
+    .filter((log) => log.split('\n').some((line) => line.includes(' verbose argv ') && line.includes('"--install-links"') && line.includes('"git+file:')));
   expect(outer).toHaveLength(1);
   const order: string[] = [];
   for (const line of (outer[0] ?? '').split('\n')) {
