@@ -19,7 +19,7 @@
  *   its other dependencies, in the outer install and in the nested one. Without that both
  *   unpacked the same dependencies into the same folders at once and the install failed now
  *   and then (ENOTEMPTY, TAR_ENTRY_ERROR in @kubernetes/client-node). The bundled package is
- *   the smallest dependency with none of its own (@types/js-yaml, 28 KB); nothing else is
+ *   the smallest dependency with none of its own (@types/js-yaml, 9 KB); nothing else is
  *   bundled, in the git install or in the registry's tarball.
  *
  * Cheap where nothing is to be done:
