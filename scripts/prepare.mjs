@@ -2,12 +2,25 @@
  * The package's `prepare` script: builds dist/ when a source checkout is installed without it.
  *
  * Why: installed from git (`npm install -g git+https://…`, and so pre-commit's `language: node`
- * hook, which installs the hook's repository that way), npm prepares the clone with `npm install`
- * and then runs `prepare` — never `prepack`, which is what builds dist/ for `npm pack` and
- * `npm publish`. Without this the command would only say "dist/ is missing". npm hands a global
- * install's `global` setting down to that `npm install` (npm_config_global in its environment),
- * which then leaves the clone without node_modules: the build tools are installed here first,
- * into the clone, from the lockfile, without scripts.
+ * hook, which installs the hook's repository with `npm install -g --install-links git+file://…`),
+ * npm prepares its temporary clone with a nested `npm install` and then runs `prepare` — never
+ * `prepack`, which is what builds dist/ for `npm pack` and `npm publish`. Without this the
+ * command would only say "dist/ is missing".
+ *
+ * npm hands a global install's `global` setting down to that nested `npm install`
+ * (npm_config_global in its environment; npm/cli#9406), which so installs the clone globally
+ * rather than preparing it: into the very folder the outer install is filling, and this script
+ * runs inside it, with the clone still without node_modules. Hence:
+ * - the build tools are installed here first, into the clone, from the lockfile, without
+ *   scripts. Only npm's temporary clone is touched, which no install is filling meanwhile
+ *   (npm runs `prepare` after any install into it);
+ * - package.json bundles one small dependency (`bundleDependencies`): npm unpacks a package
+ *   that has a bundle — and so prepares it, nested install and all — before it unpacks any of
+ *   its other dependencies, in the outer install and in the nested one. Without that both
+ *   unpacked the same dependencies into the same folders at once and the install failed now
+ *   and then (ENOTEMPTY, TAR_ENTRY_ERROR in @kubernetes/client-node). The bundled package is
+ *   the smallest dependency with none of its own (@types/js-yaml, 9 KB); nothing else is
+ *   bundled, in the git install or in the registry's tarball.
  *
  * Cheap where nothing is to be done:
  * - dist/ built already: nothing (a built checkout; the second `prepare` npm runs for a git

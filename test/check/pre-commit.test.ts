@@ -8,7 +8,9 @@
  *   `language: node` hook with `npm install -g git+file://…`, which builds dist/ through the
  *   package's `prepare` script (scripts/prepare.mjs) — the one build of the test, slow (npm
  *   installs the dependencies from its cache, tsc, the native addon); the hook's environment
- *   is kept in the test's PRE_COMMIT_HOME, so the second run reuses it;
+ *   is kept in the test's PRE_COMMIT_HOME, so the second run reuses it. npm's debug log of
+ *   that install shows that it unpacked the package before any of its dependencies (see
+ *   {@link unpackOrder}: what keeps npm's nested install from racing it);
  * - as `repo: local` (`language: system`) running this checkout's built bin, the hook's
  *   other settings read from .pre-commit-hooks.yaml: `npm run build` first.
  *
@@ -16,7 +18,7 @@
  * they fail instead.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
@@ -62,12 +64,17 @@ function git(cwd: string, ...args: string[]): void {
   gitOutput(cwd, ...args);
 }
 
+/** Where npm writes its debug logs during the tests (with timing lines: `npm_config_timing`). */
+const npmLogs = join(dir, 'npm-logs');
+
 /**
  * `pre-commit run --all-files` in the repository, with its cache (the hooks' environments) in
- * the temporary folder; npm prefers its own cache for the hook's dependencies.
+ * the temporary folder; npm prefers its own cache for the hook's dependencies and logs into
+ * {@link npmLogs}.
  */
 function preCommit(repo: string, timeoutMs: number): { status: number | null; output: string } {
-  const env = { ...process.env, PRE_COMMIT_HOME: join(dir, 'cache'), PRE_COMMIT_COLOR: 'never', SKIP: '', npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' };
+  const npmEnv = { npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_logs_dir: npmLogs, npm_config_logs_max: '100', npm_config_timing: 'true' };
+  const env = { ...process.env, PRE_COMMIT_HOME: join(dir, 'cache'), PRE_COMMIT_COLOR: 'never', SKIP: '', ...npmEnv };
   const run = spawnSync(PRE_COMMIT, ['run', '--all-files'], { cwd: repo, env, encoding: 'utf8', timeout: timeoutMs });
   return { status: run.status, output: `${run.stdout}${run.stderr}${run.error ? String(run.error) : ''}` };
 }
@@ -101,20 +108,49 @@ function failsThenPasses(repo: string, firstTimeoutMs: number): void {
   expect(good.status).toBe(0);
 }
 
-/** Installing the hook from git builds the package once: minutes on a loaded 2-core machine. */
-const INSTALL_TIMEOUT_MS = 900_000;
+/**
+ * In what order the outer `npm install -g git+file://…` (pre-commit's, found by its argv
+ * among the debug logs in {@link npmLogs}) finished unpacking probelet and its dependencies:
+ * their locations (`node_modules/probelet`, `node_modules/probelet/node_modules/…`), from
+ * its `timing reifyNode:…` lines. npm prepares a git dependency (clone, a nested `npm
+ * install`, `prepare`) while it unpacks it; the nested install inherits the outer one's
+ * `global` and installs the package into the same folder (npm/cli#9406). Unless the package
+ * is unpacked before any of its dependencies (package.json's `bundleDependencies` makes npm
+ * do so), the two installs unpack the same dependencies into the same folders at once:
+ * ENOTEMPTY, TAR_ENTRY_ERROR.
+ */
+function unpackOrder(): string[] {
+  const outer = readdirSync(npmLogs)
+    .filter((name) => name.endsWith('-debug-0.log'))
+    .map((name) => readFileSync(join(npmLogs, name), 'utf8'))
+    .filter((log) => log.split('\n').some((line) => line.includes(' verbose argv ') && line.includes('"--install-links"') && line.includes('"git+file:')));
+  expect(outer).toHaveLength(1);
+  const order: string[] = [];
+  for (const line of (outer[0] ?? '').split('\n')) {
+    const location = / timing reifyNode:(node_modules\/probelet(?:\/node_modules\/\S+)?) Completed in /.exec(line)?.[1];
+    if (location !== undefined) order.push(location);
+  }
+  return order;
+}
+
+/**
+ * Installing the hook from git builds the package once, and npm installs it twice (its nested
+ * install, then the outer one): 10 to 12 minutes measured on a loaded 2-core machine.
+ */
+const INSTALL_TIMEOUT_MS = 1_200_000;
 
 describe.skipIf(!INSTALLED)(`pre-commit hook probelet-check${INSTALLED ? '' : ' (skipped: pre-commit is not installed here; CI installs it)'}`, () => {
-  // Seen failing once in a loaded full run: npm's own install of the git dependency hit ENOTEMPTY
-  // and TAR_ENTRY_ERROR in the hook's environment (issue 29 keeps this open until it holds).
-  it.skip(
-    'as published, from `repo:` this repository at a commit (npm installs it from git and builds it): fails on a bad manifest, passes after the fix (skipped: npm install from git raced ENOTEMPTY once under load, not yet understood)',
+  it(
+    'as published, from `repo:` this repository at a commit (npm installs it from git and builds it, the package before its dependencies): fails on a bad manifest, passes after the fix',
     () => {
       const rev = gitOutput(REPO_ROOT, 'rev-parse', 'HEAD');
       const upstream = join(dir, 'probelet.git');
       git(dir, 'clone', '-q', '--bare', REPO_ROOT, upstream);
       const repo = badRepository('remote', yaml.dump({ repos: [{ repo: upstream, rev, hooks: [{ id: 'probelet-check' }] }] }));
       failsThenPasses(repo, INSTALL_TIMEOUT_MS);
+      const order = unpackOrder();
+      expect(order[0]).toBe('node_modules/probelet');
+      expect(order.length).toBeGreaterThan(1);
     },
     INSTALL_TIMEOUT_MS + 180_000,
   );
