@@ -112,7 +112,7 @@ const UNDER_A_SECOND_MS = PLEG_RELIST_PERIOD_MS - 1;
 /**
  * The bounds already computed, by delay, period and latency: every rule of `check` asks for
  * the same container's (seven times a container), over thousands of containers with a handful
- * of distinct timings — the steps over δ were most of a check's time.
+ * of distinct timings — the steps over δ were a fifth of the rules' time.
  */
 const boundsMemo = new Map<string, Readonly<FirstProbeBounds>>();
 const BOUNDS_MEMO_SIZE = 1024;
