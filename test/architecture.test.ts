@@ -36,9 +36,9 @@ const allowed: Record<string, readonly string[]> = {
   // scripts, played by simulate's runtime and handlers under the node's unchanged Kubelet.
   'node/fleet': ['node', 'simulate', 'kubelet', 'prober', 'probe', 'runtime', 'api', 'util'],
   // `probelet explain` and check --cluster's object source: reads a pod's status and events (node/kube's
-  // helpers over client-node) and judges them with check's budgets and the kubelet's pure rules and words;
-  // --verify runs simulate on the pod's spec.
-  explain: ['explain', 'check', 'simulate', 'api', 'util', 'node/kube', 'kubelet/events', 'kubelet/backoff', 'kubelet/restart-rule', 'prober/types', 'prober/kill-policy', 'prober/start-latency'],
+  // helpers over client-node; check --cluster's lists as raw JSON over node/connections' transport) and
+  // judges them with check's budgets and the kubelet's pure rules and words; --verify runs simulate on the pod's spec.
+  explain: ['explain', 'check', 'simulate', 'api', 'util', 'node/kube', 'node/connections', 'kubelet/events', 'kubelet/backoff', 'kubelet/restart-rule', 'prober/types', 'prober/kill-policy', 'prober/start-latency'],
   cli: ['cli', 'check', 'explain', 'simulate', 'node', 'kubelet', 'prober', 'probe', 'runtime', 'server', 'api', 'spawn', 'util'],
 };
 

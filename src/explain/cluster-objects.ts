@@ -3,14 +3,15 @@
  * `ManifestObject`s the file loader hands `check` (its seam: `createChecker().add`), so the
  * same rules give the same findings with the same ids. Deployments, StatefulSets,
  * DaemonSets, ReplicaSets and Jobs without an owner (an owned one is its Deployment's or
- * CronJob's template again), CronJobs and bare Pods. Read-only: list, paged.
+ * CronJob's template again), CronJobs and bare Pods. Read-only: list, paged, each page the
+ * API's JSON as sent (api-get.ts), never decoded into client-node's models.
  *
  * A namespace (or a kind in it) the credentials may not list is one line in `notes`; the
  * rest goes on.
  */
 import type { ManifestObject } from '../api/documents.js';
 import type { Pod } from '../api/types.js';
-import { errorMessage, httpStatus, plain } from '../node/kube.js';
+import { errorMessage, httpStatus } from '../node/kube.js';
 import { sourceError, SourceError, type ReadClients } from './source.js';
 
 export interface ClusterScope {
@@ -22,21 +23,18 @@ export interface ClusterScope {
 
 interface Page {
   items?: Record<string, unknown>[];
-  metadata?: { _continue?: string; continue?: string };
+  metadata?: { continue?: string };
 }
-
-type Lister = (args: { namespace?: string; labelSelector?: string; limit: number; _continue?: string }) => Promise<unknown>;
 
 interface Kind {
   kind: string;
   apiVersion: string;
   plural: string;
-  all: Lister;
-  namespaced: Lister;
   /** Kept only without a controller owner (ReplicaSets, Jobs, Pods). */
   ownerless: boolean;
 }
 
+/** Objects a page: the API server's answer stays a few MB, and few round trips are made. */
 const PAGE = 500;
 
 /** Where each kind lives in the API: its group version and plural (an object's place is `NAMESPACE/PLURAL/NAME`). */
@@ -50,18 +48,17 @@ export const WORKLOAD_API: Readonly<Record<string, { apiVersion: string; plural:
   Pod: { apiVersion: 'v1', plural: 'pods' },
 };
 
-function kinds(c: ReadClients): Kind[] {
-  const args = (a: Parameters<Lister>[0]) => ({ labelSelector: a.labelSelector, limit: a.limit, _continue: a._continue });
-  const kind = (name: string, ownerless: boolean, all: Lister, namespaced: Lister): Kind => ({ kind: name, ...(WORKLOAD_API[name] ?? { apiVersion: 'v1', plural: '' }), ownerless, all, namespaced });
-  return [
-    kind('Deployment', false, (a) => c.apps.listDeploymentForAllNamespaces(args(a)), (a) => c.apps.listNamespacedDeployment({ namespace: a.namespace ?? '', ...args(a) })),
-    kind('StatefulSet', false, (a) => c.apps.listStatefulSetForAllNamespaces(args(a)), (a) => c.apps.listNamespacedStatefulSet({ namespace: a.namespace ?? '', ...args(a) })),
-    kind('DaemonSet', false, (a) => c.apps.listDaemonSetForAllNamespaces(args(a)), (a) => c.apps.listNamespacedDaemonSet({ namespace: a.namespace ?? '', ...args(a) })),
-    kind('ReplicaSet', true, (a) => c.apps.listReplicaSetForAllNamespaces(args(a)), (a) => c.apps.listNamespacedReplicaSet({ namespace: a.namespace ?? '', ...args(a) })),
-    kind('Job', true, (a) => c.batch.listJobForAllNamespaces(args(a)), (a) => c.batch.listNamespacedJob({ namespace: a.namespace ?? '', ...args(a) })),
-    kind('CronJob', false, (a) => c.batch.listCronJobForAllNamespaces(args(a)), (a) => c.batch.listNamespacedCronJob({ namespace: a.namespace ?? '', ...args(a) })),
-    kind('Pod', true, (a) => c.core.listPodForAllNamespaces(args(a)), (a) => c.core.listNamespacedPod({ namespace: a.namespace ?? '', ...args(a) })),
-  ];
+/** The kinds listed, in this order; ReplicaSets, Jobs and Pods only without a controller. */
+const KINDS: readonly Kind[] = (['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job', 'CronJob', 'Pod'] as const).map((kind) => ({
+  kind,
+  ...(WORKLOAD_API[kind] ?? { apiVersion: 'v1', plural: '' }),
+  ownerless: kind === 'ReplicaSet' || kind === 'Job' || kind === 'Pod',
+}));
+
+/** The list's path: `/apis/apps/v1[/namespaces/NS]/deployments` (the core group under `/api/v1`). */
+function listPath(k: Kind, namespace?: string): string {
+  const group = k.apiVersion.includes('/') ? `/apis/${k.apiVersion}` : `/api/${k.apiVersion}`;
+  return `${group}${namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`}/${k.plural}`;
 }
 
 function hasController(value: Record<string, unknown>): boolean {
@@ -89,12 +86,13 @@ export function clusterObject(kind: Kind | { kind: string; apiVersion: string; p
   };
 }
 
-async function listAll(list: Lister, base: { namespace?: string; labelSelector?: string }, each: (raw: Record<string, unknown>) => void): Promise<void> {
+/** Every object of a list, page by page, as the API server sent it (see api-get.ts). */
+async function listAll(clients: ReadClients, path: string, labelSelector: string | undefined, each: (raw: Record<string, unknown>) => void): Promise<void> {
   let token: string | undefined;
   do {
-    const page = plain<Page>(await list({ ...base, limit: PAGE, ...(token ? { _continue: token } : {}) }));
+    const page = (await clients.get(path, { labelSelector, limit: String(PAGE), continue: token })) as Page;
     for (const item of page.items ?? []) each(item);
-    token = page.metadata?._continue ?? page.metadata?.continue;
+    token = page.metadata?.continue;
   } while (token);
 }
 
@@ -110,7 +108,7 @@ export async function listClusterWorkloads(
 ): Promise<{ notes: string[]; objects: number }> {
   const notes: string[] = [];
   let objects = 0;
-  const selector = scope.labelSelector ? { labelSelector: scope.labelSelector } : {};
+  const selector = scope.labelSelector || undefined;
   const take = (k: Kind) => (raw: Record<string, unknown>) => {
     // Every pod passes here (owned ones too): those whose containers restarted may have live evidence.
     if (k.kind === 'Pod' && restarted !== undefined && restartedContainers(raw)) restarted({ apiVersion: 'v1', kind: 'Pod', ...raw } as Pod);
@@ -119,10 +117,10 @@ export async function listClusterWorkloads(
     add(clusterObject(k, raw));
   };
   let namespaces: string[] | undefined = scope.allNamespaces ? undefined : [scope.namespace ?? 'default'];
-  for (const k of kinds(clients)) {
+  for (const k of KINDS) {
     if (namespaces === undefined) {
       try {
-        await listAll(k.all, selector, take(k));
+        await listAll(clients, listPath(k), selector, take(k));
         continue;
       } catch (err) {
         if (httpStatus(err) !== 403) throw sourceError(err, `${k.plural} in all namespaces`, clients.server);
@@ -133,7 +131,7 @@ export async function listClusterWorkloads(
     }
     for (const namespace of namespaces) {
       try {
-        await listAll(k.namespaced, { namespace, ...selector }, take(k));
+        await listAll(clients, listPath(k, namespace), selector, take(k));
       } catch (err) {
         if (httpStatus(err) === 403) notes.push(`namespace ${namespace}: forbidden to list ${k.plural} (${errorMessage(err).replace(/^403: /, '')}); the rest is checked`);
         else if (httpStatus(err) === 404 && !scope.allNamespaces) throw new SourceError(`namespace ${namespace} not found (kubectl get namespaces)`);
@@ -151,7 +149,7 @@ function restartedContainers(raw: Record<string, unknown>): boolean {
 
 async function listNamespaces(clients: ReadClients): Promise<string[]> {
   try {
-    const list = plain<{ items?: { metadata?: { name?: string } }[] }>(await clients.core.listNamespace());
+    const list = (await clients.get('/api/v1/namespaces')) as { items?: { metadata?: { name?: string } }[] };
     return (list.items ?? []).map((n) => n.metadata?.name ?? '').filter((n) => n !== '');
   } catch (err) {
     throw sourceError(err, 'namespaces', clients.server);

@@ -9,6 +9,7 @@ import { SourceError } from './source-error.js';
 import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { Pod } from '../api/types.js';
 import { errorMessage, httpStatus, plain } from '../node/kube.js';
+import { apiGetter, type GetJson } from './api-get.js';
 import { isKubeletLogNotice } from './kubelet-words.js';
 
 /** What explain and check --cluster read through. */
@@ -20,6 +21,10 @@ export interface ReadClients {
   server: string;
   /** The namespace of the kubeconfig's current context (kubectl's default for -n). */
   namespace: string;
+  /** A GET of the API's JSON as sent, undecoded (check --cluster's lists: api-get.ts). */
+  get: GetJson;
+  /** Ends the kept-alive connections of `get`. */
+  close(): void;
 }
 
 
@@ -35,12 +40,15 @@ export function readClients(path?: string): ReadClients {
   const cluster = config.getCurrentCluster();
   if (!cluster) throw new SourceError(`kubeconfig ${path ?? '(default)'}: no current context with a cluster; set current-context (kubectl config use-context NAME)`);
   const context = config.getContextObject(config.getCurrentContext());
+  const { get, close } = apiGetter(config, cluster.server);
   return {
     core: config.makeApiClient(CoreV1Api),
     apps: config.makeApiClient(AppsV1Api),
     batch: config.makeApiClient(BatchV1Api),
     server: cluster.server,
     namespace: context?.namespace ?? 'default',
+    get,
+    close,
   };
 }
 

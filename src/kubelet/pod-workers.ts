@@ -23,13 +23,20 @@ const MAX_IMMEDIATE_SYNCS = 10;
 
 type WorkerContext = Pick<KubeletContext, 'clock' | 'random' | 'syncBatching' | 'relistPhaseMs' | 'closed' | 'syncPod' | 'syncTerminatingPod' | 'warn'>;
 
-/** Asks for a sync of the pod now (coalesced with any pending one). */
+/**
+ * Asks for a sync of the pod now (coalesced with any pending one). Never lost, as upstream's
+ * `UpdatePod` never loses one (it stores the pod's `pendingUpdate` and signals the worker's
+ * channel; the worker takes it after the sync under way): a request while a sync runs is seen
+ * by the loop's next look at `dirty`, and one made after that last look, while the loop is
+ * ending, by the look taken as the worker goes idle.
+ */
 export function requestSync(ctx: WorkerContext, rec: PodRecord): void {
   if (ctx.closed) return;
   rec.dirty = true;
   if (rec.syncing) return;
   rec.syncing = podWorkerLoop(ctx, rec).finally(() => {
     rec.syncing = undefined;
+    if (rec.dirty) requestSync(ctx, rec);
   });
 }
 
@@ -88,8 +95,9 @@ async function podWorkerLoop(ctx: WorkerContext, rec: PodRecord): Promise<void> 
   while (rec.dirty && !ctx.closed) {
     const wait = untilRelist(ctx, rec);
     if (wait > 0) {
-      // Still dirty: the timer's sync takes it up.
+      // The timer's sync takes the request up (and any made until then): nothing is pending now.
       requestSyncAfter(ctx, rec, wait);
+      rec.dirty = false;
       return;
     }
     rec.dirty = false;

@@ -111,9 +111,9 @@ async function syncContainers(ctx: KubeletContext, rec: PodRecord): Promise<void
     if (action.type === 'sidecarSettled') {
       // The sync's step for a sidecar has always ended one microtask turn after its actions.
       // Kept so that what else happens at the same instant (a probe result, a runtime event)
-      // lands where it did: a request made between the pod worker's last look at `dirty` and
-      // the moment `syncing` is cleared is dropped (requestSync sees a sync under way), and
-      // the simulator's outputs depend on which side of that window such a request falls.
+      // keeps its order against the sync's next steps. (It was first kept because a request
+      // made as a sync ended could be dropped, by which side of that moment it fell; the pod
+      // worker drops none now: see requestSync.)
       await Promise.resolve();
       continue;
     }

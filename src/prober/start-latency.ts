@@ -110,13 +110,32 @@ export interface FirstProbeBounds {
 const UNDER_A_SECOND_MS = PLEG_RELIST_PERIOD_MS - 1;
 
 /**
+ * The bounds already computed, by delay, period and latency: every rule of `check` asks for
+ * the same container's (seven times a container), over thousands of containers with a handful
+ * of distinct timings — the steps over δ were a fifth of the rules' time.
+ */
+const boundsMemo = new Map<string, Readonly<FirstProbeBounds>>();
+const BOUNDS_MEMO_SIZE = 1024;
+
+/**
  * The bounds of {@link firstProbeAgeMs} over δ in `latency` (default: a first start,
  * {@link FIRST_START_LATENCY}), the start's fraction of a second `e` and the relist's lag λ,
  * both in [0, 1 s) — and of the tick it falls on (`δ + age`, a whole number of periods). For
  * one δ the tick's index is smallest with `e` just under a second and λ = 0, largest with
  * `e` = 0 and λ just under a second; every ms of δ is tried (a few thousand steps at most).
  */
-export function firstProbeAgeBoundsMs(initialDelaySeconds: number, periodSeconds: number, latency: LatencyRange = FIRST_START_LATENCY): FirstProbeBounds {
+export function firstProbeAgeBoundsMs(initialDelaySeconds: number, periodSeconds: number, latency: LatencyRange = FIRST_START_LATENCY): Readonly<FirstProbeBounds> {
+  const key = `${initialDelaySeconds}/${periodSeconds}/${latency.minMs}/${latency.maxMs}`;
+  const known = boundsMemo.get(key);
+  if (known !== undefined) return known;
+  // Few distinct probe timings in any input: a bound past it only means computing again.
+  if (boundsMemo.size >= BOUNDS_MEMO_SIZE) boundsMemo.clear();
+  const bounds = Object.freeze(computeFirstProbeAgeBounds(initialDelaySeconds, periodSeconds, latency));
+  boundsMemo.set(key, bounds);
+  return bounds;
+}
+
+function computeFirstProbeAgeBounds(initialDelaySeconds: number, periodSeconds: number, latency: LatencyRange): FirstProbeBounds {
   const periodMs = periodSeconds * 1000;
   const delayMs = initialDelaySeconds * 1000;
   const bounds: FirstProbeBounds = { minMs: Infinity, maxMs: -Infinity, tickMinMs: Infinity, tickMaxMs: -Infinity };

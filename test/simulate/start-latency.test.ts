@@ -18,6 +18,7 @@ import { Prober } from '../../src/prober/prober.js';
 import { simulatedHandlers } from '../../src/simulate/handlers.js';
 import { admitForSimulation } from '../../src/simulate/pods.js';
 import { SimRuntime } from '../../src/simulate/runtime.js';
+import { FIRST_START_LATENCY, firstProbeAgeBoundsMs, START_LATENCY } from '../../src/prober/start-latency.js';
 import { FakeClock } from '../../src/util/clock.js';
 import { simulate } from '../../src/simulate/simulation.js';
 import { behaviours, podWith } from './harness.js';
@@ -157,5 +158,18 @@ describe('startupGuard.firstStartKill: the δ bounds check reports', () => {
     expect(guard?.firstStartKill.latestSeconds).toBeCloseTo(latest, 6);
     expect(guard?.alwaysSurvivesSeconds).toBe(always);
     expect(guard?.budgetSeconds).toBeCloseTo(budget, 6);
+  });
+});
+
+describe('firstProbeAgeBoundsMs, computed once per timing (check asks for the same bounds from every rule)', () => {
+  it('a repeated question gets the same bounds, and a different latency range its own', () => {
+    const first = firstProbeAgeBoundsMs(10, 10);
+    expect(firstProbeAgeBoundsMs(10, 10)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    // The same delay and period over a restart's latency (no sandbox) is another question.
+    const restart = firstProbeAgeBoundsMs(10, 10, START_LATENCY);
+    expect(restart).not.toEqual(first);
+    expect(restart).toEqual(firstProbeAgeBoundsMs(10, 10, { ...START_LATENCY }));
+    expect(firstProbeAgeBoundsMs(10, 10, FIRST_START_LATENCY)).toBe(first);
   });
 });

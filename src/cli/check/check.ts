@@ -172,18 +172,22 @@ export async function runCheck(paths: readonly string[], flags: CheckFlags, io: 
       const { listClusterWorkloads } = await import('../../explain/cluster-objects.js');
       const { liveEvidence, MAX_PODS } = await import('../../explain/live-evidence.js');
       const clients = readClients(flags.kubeconfig);
-      const scope = { allNamespaces: flags.allNamespaces === true, namespace: flags.namespace ?? clients.namespace, ...(flags.selector !== undefined ? { labelSelector: flags.selector } : {}) };
-      const restarted: Pod[] = [];
-      const { notes } = await listClusterWorkloads(clients, scope, sink, (pod) => restarted.push(pod));
-      for (const note of notes) io.stderr(`probelet: ${note}\n`);
-      const found = await liveEvidence(clients, restarted, now()).catch((err: unknown) => {
-        // Events that may not be read cost the live evidence only, never the findings.
-        if (!(err instanceof SourceError)) throw err;
-        io.stderr(`probelet: no live evidence: ${err.message}\n`);
-        return { evidence: [], skipped: 0 };
-      });
-      live = found.evidence;
-      if (found.skipped > 0) io.stderr(`probelet: ${found.skipped} more restarted pods not explained (the ${MAX_PODS} most restarted were): probelet explain pod/NAME for one\n`);
+      try {
+        const scope = { allNamespaces: flags.allNamespaces === true, namespace: flags.namespace ?? clients.namespace, ...(flags.selector !== undefined ? { labelSelector: flags.selector } : {}) };
+        const restarted: Pod[] = [];
+        const { notes } = await listClusterWorkloads(clients, scope, sink, (pod) => restarted.push(pod));
+        for (const note of notes) io.stderr(`probelet: ${note}\n`);
+        const found = await liveEvidence(clients, restarted, now()).catch((err: unknown) => {
+          // Events that may not be read cost the live evidence only, never the findings.
+          if (!(err instanceof SourceError)) throw err;
+          io.stderr(`probelet: no live evidence: ${err.message}\n`);
+          return { evidence: [], skipped: 0 };
+        });
+        live = found.evidence;
+        if (found.skipped > 0) io.stderr(`probelet: ${found.skipped} more restarted pods not explained (the ${MAX_PODS} most restarted were): probelet explain pod/NAME for one\n`);
+      } finally {
+        clients.close();
+      }
     } catch (err) {
       if (!(err instanceof SourceError)) throw err;
       io.stderr(`probelet: ${err.message}\n`);
