@@ -1,5 +1,5 @@
 /**
- * `npm run oracle [-- --record] [--fast] [--only a,b] [--list] [--load N]`: runs the oracle's scenarios on
+ * `npm run oracle [-- --record] [--fast] [--only a,b] [--list] [--load N] [--help]`: runs the oracle's scenarios on
  * the local cluster's real kubelet (`npm run cluster:up` first) and on probelet, on a containerd
  * instance of probelet's own (`cri-up --name oracle`, torn down at the end), and prints, per
  * scenario, `scenario <name>: same | differs (<what>)` and the side-by-side table. Exit 1 when a
@@ -14,6 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { takeClusterLock } from '../../cluster/lock.mjs';
 import { startLoad } from './load.js';
 import { clusterKubeconfig, formatOutcome, type MeasuredRun, ROOT, runOracleMeasured } from './oracle.js';
@@ -23,12 +24,44 @@ import { SCENARIOS } from './scenarios.js';
 /** probelet's containerd instance; `PROBELET_ORACLE_INSTANCE` for a second run beside this one. */
 const CRI_INSTANCE = process.env.PROBELET_ORACLE_INSTANCE ?? 'oracle';
 
+const USAGE = 'usage: npm run oracle [-- --record] [--fast] [--only a,b] [--list] [--load N] [--help]';
+
+/** The flags, read strictly: an unknown one (`--help` was once taken for a full run) is an error, not ignored. */
+function readFlags(argv: string[]): { values: { record?: boolean; fast?: boolean; only?: string; list?: boolean; load?: string; help?: boolean } } | { error: string } {
+  try {
+    const { values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        record: { type: 'boolean' },
+        fast: { type: 'boolean' },
+        only: { type: 'string' },
+        list: { type: 'boolean' },
+        load: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+    return { values };
+  } catch (err) {
+    return { error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
-  const record = argv.includes('--record');
-  const fast = argv.includes('--fast');
-  const onlyAt = argv.indexOf('--only');
-  const only = onlyAt >= 0 ? (argv[onlyAt + 1] ?? '').split(',') : undefined;
-  if (argv.includes('--list')) {
+  const flags = readFlags(argv);
+  if ('error' in flags) {
+    console.error(`oracle: ${flags.error}\n${USAGE}`);
+    return 2;
+  }
+  if (flags.values.help === true) {
+    console.log(USAGE);
+    return 0;
+  }
+  const record = flags.values.record === true;
+  const fast = flags.values.fast === true;
+  const only = flags.values.only?.split(',');
+  if (flags.values.list === true) {
     for (const s of SCENARIOS) console.log(`${s.name.padEnd(30)} ${String(s.duration).padStart(4)} s  ${s.about}`);
     return 0;
   }
@@ -37,8 +70,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(`oracle: no scenario matches; names: ${SCENARIOS.map((s) => s.name).join(', ')}`);
     return 2;
   }
-  const loadAt = argv.indexOf('--load');
-  const loadCpus = loadAt >= 0 ? Number(argv[loadAt + 1]) : 0;
+  const loadCpus = flags.values.load === undefined ? 0 : Number(flags.values.load);
   if (!Number.isInteger(loadCpus) || loadCpus < 0 || loadCpus > 16) {
     console.error('oracle: --load takes a number of CPU spinners, 0 to 16');
     return 2;
