@@ -729,7 +729,7 @@ export class DockerRuntime implements ContainerRuntime {
       for (const record of [...this.containers.values()]) {
         if (record.status.state !== 'running') continue;
         const state = states.get(record.dockerID);
-        if (state === undefined || state === 'exited' || state === 'dead') await this.refresh(record);
+        if (state === undefined || engineState(state) === 'exited') await this.refresh(record);
       }
     } catch {
       // A relist that fails is retried at the next period, as the PLEG does.
@@ -766,11 +766,34 @@ function epochMs(iso: string | undefined): number | undefined {
   return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 
+/**
+ * The runtime's state for an Engine state (inspect's `State.Status`, a list's `State`). Podman's
+ * service answers with its own states where they have no Docker name: `stopped` (the process
+ * exited, its exit code and time recorded; Podman's cleanup of it not done yet — seconds on a
+ * loaded machine) is exited, `stopping` (a stop in its grace period) is still running.
+ */
+export function engineState(status: string | undefined): RuntimeContainerStatus['state'] {
+  switch (status) {
+    case 'created':
+      return 'created';
+    case 'exited':
+    case 'dead':
+    case 'stopped':
+      return 'exited';
+    case 'running':
+    case 'paused':
+    case 'restarting':
+    case 'stopping':
+      return 'running';
+    default:
+      return 'unknown';
+  }
+}
+
 /** The fields of an inspect the kubelet reads, with containerd's reasons (`Completed`, `Error`, `OOMKilled`). */
 export function fromInspect(info: Dockerode.ContainerInspectInfo): Partial<RuntimeContainerStatus> {
   const s = info.State;
-  const state: RuntimeContainerStatus['state'] =
-    s.Status === 'created' ? 'created' : s.Status === 'exited' || s.Status === 'dead' ? 'exited' : s.Status === 'running' || s.Status === 'paused' || s.Status === 'restarting' ? 'running' : 'unknown';
+  const state = engineState(s.Status);
   const out: Partial<RuntimeContainerStatus> = { state };
   const createdAt = epochMs(info.Created);
   if (createdAt !== undefined) out.createdAt = createdAt;
