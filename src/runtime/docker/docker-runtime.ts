@@ -94,6 +94,8 @@ interface ContainerRecord {
   status: RuntimeContainerStatus;
   log?: ContainerLog;
   logStream?: NodeJS.ReadableStream;
+  /** Ends the follow request, answered or not (Podman may never answer one for a container removed silent). */
+  logAbort?: AbortController;
 }
 
 /** What an earlier run of this node left of one pod, until adopted or removed. */
@@ -188,6 +190,12 @@ export class DockerRuntime implements ContainerRuntime {
   private readonly calls = inFlight();
   private readonly relister: RelistLoop;
   private readonly sandboxRemovals = singleFlight<string>();
+  /**
+   * Stops in their grace period. Podman's service answers a stop only when the grace is over,
+   * even once the container was removed (Docker answers when it is gone): close() ends them
+   * after removing the containers, or a forced stop would wait out the grace.
+   */
+  private readonly stops = new Set<AbortController>();
   private readonly adopt: boolean;
   /** With `adopt`: what a killed earlier run of this node left, by pod UID, until adopted or removed. */
   private readonly leftByPod = new Map<string, LeftPod>();
@@ -411,8 +419,9 @@ export class DockerRuntime implements ContainerRuntime {
       return;
     }
     record.log = log;
+    record.logAbort = new AbortController();
     // Not awaited: Podman answers a follow request only once the container wrote something.
-    void container.logs({ follow: true, stdout: true, stderr: true, timestamps: true }).then(
+    void container.logs({ follow: true, stdout: true, stderr: true, timestamps: true, abortSignal: record.logAbort.signal }).then(
       (stream) => this.pipeLogs(record, log, stream as NodeJS.ReadableStream),
       () => log.close(),
     );
@@ -448,7 +457,15 @@ export class DockerRuntime implements ContainerRuntime {
     const record = this.containers.get(containerID);
     if (!record) return;
     const seconds = Math.max(0, Math.ceil(gracePeriodMs / 1000));
-    await ignoreGone(this.docker.getContainer(record.dockerID).stop({ t: seconds }));
+    const abort = new AbortController();
+    this.stops.add(abort);
+    try {
+      await ignoreGone(this.docker.getContainer(record.dockerID).stop({ t: seconds, abortSignal: abort.signal }));
+    } catch (err) {
+      if (!abort.signal.aborted) throw err;
+    } finally {
+      this.stops.delete(abort);
+    }
     await this.refresh(record);
   }
 
@@ -462,6 +479,7 @@ export class DockerRuntime implements ContainerRuntime {
   private forget(record: ContainerRecord): void {
     const stream = record.logStream as (NodeJS.ReadableStream & { destroy?: () => void }) | undefined;
     stream?.destroy?.();
+    record.logAbort?.abort();
     record.log?.close();
     this.containers.delete(record.status.id);
   }
@@ -555,6 +573,7 @@ export class DockerRuntime implements ContainerRuntime {
     } finally {
       for (const record of [...this.containers.values()]) this.forget(record);
       this.sandboxes.clear();
+      for (const stop of this.stops) stop.abort();
     }
   }
 
