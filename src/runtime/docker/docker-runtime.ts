@@ -595,7 +595,7 @@ export class DockerRuntime implements ContainerRuntime {
   private async removeListed(containers: readonly Dockerode.ContainerInfo[], volumes: readonly string[], whose: string): Promise<void> {
     const infraLast = [...containers.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] !== 'podsandbox'), ...containers.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] === 'podsandbox')];
     for (const c of infraLast) {
-      await ignoreGone(withTimeout(this.docker.getContainer(c.Id).remove({ force: true }), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
+      await ignoreGone(withTimeout(killThenRemove(this.docker.getContainer(c.Id)), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
         this.warn(`could not remove the container ${c.Id} ${whose} from ${this.where}: ${apiMessage(err)}; remove it by hand (docker rm -f ${c.Id})`),
       );
     }
@@ -832,6 +832,22 @@ export function fromInspect(info: Dockerode.ContainerInspectInfo): Partial<Runti
 function restartCountOf(label: string | undefined): number {
   const n = Number(label);
   return Number.isInteger(n) && n >= 0 ? n : 0;
+}
+
+/**
+ * A forced removal that kills first. Podman's service removes a container whose stop is in its
+ * grace period (state `stopping`) without killing it — its processes live on until that stop's
+ * own SIGKILL — and Podman's kill with SIGKILL answers once the container is dead. A container
+ * that is not running (409) or gone (404) is removed as it is.
+ */
+async function killThenRemove(container: Dockerode.Container): Promise<void> {
+  try {
+    await container.kill({ signal: 'SIGKILL' });
+  } catch (err) {
+    const status = apiStatus(err);
+    if (status !== 404 && status !== 409 && status !== 304) throw err;
+  }
+  await container.remove({ force: true });
 }
 
 /** Stop/remove of something already gone (404) or already stopped (304) is done. */
