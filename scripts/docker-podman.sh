@@ -121,6 +121,11 @@ JSON
 # hard limits are lower (a container, a CI sandbox): its containers get this process's hard
 # open-files limit, and a processes limit the service itself has (its own was 32768 here under
 # a shell's 96365).
+# Each exec session (every exec probe) keeps its two conmon processes alive for
+# exit_command_delay after it ended (Podman's default 300 s, Docker's exec record lifetime): an
+# exec probe every second would hold 600 of them. The runtime reads an exec's exit code as
+# soon as its output ended, so 30 s is ample.
+EXIT_COMMAND_DELAY=30
 NPROC="$(ulimit -Hu)"
 [ "$NPROC" = unlimited ] || [ "$NPROC" -gt 32768 ] && NPROC=32768
 cat >"$CONTAINERS_CONF" <<TOML
@@ -134,6 +139,7 @@ network_config_dir = "$W/cni"
 default_network = "podman"
 [engine]
 cgroup_manager = "cgroupfs"
+exit_command_delay = $EXIT_COMMAND_DELAY
 events_logger = "file"
 events_logfile_path = "$W/events.log"
 tmp_dir = "$W/tmp"

@@ -20,7 +20,7 @@ import { criTarget, type RuntimeTarget } from '../cri/target.js';
 export const DOCKER_HOST = process.env.PROBELET_DOCKER_HOST ?? process.env.DOCKER_HOST ?? 'unix:///tmp/probelet-docker/docker.sock';
 export const DOCKER_CONNECTION = parseDockerHost(DOCKER_HOST, 'DOCKER_HOST');
 export const PODMAN_HOST = process.env.PROBELET_PODMAN_HOST ?? 'unix:///tmp/probelet-podman/podman.sock';
-const PODMAN_CONNECTION = parseDockerHost(PODMAN_HOST, 'PROBELET_PODMAN_HOST');
+export const PODMAN_CONNECTION = parseDockerHost(PODMAN_HOST, 'PROBELET_PODMAN_HOST');
 
 /** Why the tests cannot use the daemon at `connection` here, or undefined when they can. */
 function daemonUnavailable(connection: DockerConnection, host: string, upCommand: string): string | undefined {
@@ -90,6 +90,8 @@ function daemonTarget(name: string, connection: DockerConnection, describe: Runt
 export const dockerTarget = daemonTarget('docker', DOCKER_CONNECTION, describeDocker);
 
 /** Podman's service: skipped with the reason in its name when podman is absent, failing instead under PROBELET_REQUIRE_PODMAN=1. */
-export const podmanTarget = daemonTarget('podman', PODMAN_CONNECTION, (name, body) =>
-  describeWhen(name, body, daemonUnavailable(PODMAN_CONNECTION, PODMAN_HOST, 'npm run docker:up -- --podman'), 'PROBELET_REQUIRE_PODMAN', "Podman's service"),
-);
+export function describePodman(name: string, body: () => void): void {
+  describeWhen(name, body, daemonUnavailable(PODMAN_CONNECTION, PODMAN_HOST, 'npm run docker:up -- --podman'), 'PROBELET_REQUIRE_PODMAN', "Podman's service");
+}
+
+export const podmanTarget = daemonTarget('podman', PODMAN_CONNECTION, describePodman);

@@ -1,11 +1,14 @@
 /**
  * The shared conformance scenarios (test/cri/probe-scenarios.ts, test/cri/runtime-scenarios.ts)
- * on Podman's Docker-compatible service (`npm run docker:up -- --podman`) through the Docker
- * runtime: the same bodies as on containerd and on Docker Engine.
+ * and the signal scenarios of `probelet run` (shutdown-scenarios.ts) on Podman's
+ * Docker-compatible service (`npm run docker:up -- --podman`) through the Docker runtime: the
+ * same bodies as on containerd and on Docker Engine.
  */
 import { probeScenarios } from '../cri/probe-scenarios.js';
 import { runtimeScenarios } from '../cri/runtime-scenarios.js';
-import { podmanTarget } from './helpers.js';
+import { PODMAN_CONNECTION, PODMAN_HOST, describePodman, podmanTarget } from './helpers.js';
+import { shutdownScenarios } from './shutdown-scenarios.js';
 
 runtimeScenarios(podmanTarget);
 probeScenarios(podmanTarget);
+shutdownScenarios({ name: 'podman', host: PODMAN_HOST, connection: PODMAN_CONNECTION, describe: describePodman });

@@ -95,6 +95,8 @@ interface ContainerRecord {
   status: RuntimeContainerStatus;
   log?: ContainerLog;
   logStream?: NodeJS.ReadableStream;
+  /** Ends the follow request, answered or not (Podman may never answer one for a container removed silent). */
+  logAbort?: AbortController;
 }
 
 /** What an earlier run of this node left of one pod, until adopted or removed. */
@@ -190,6 +192,12 @@ export class DockerRuntime implements ContainerRuntime {
   private readonly calls = inFlight();
   private readonly relister: RelistLoop;
   private readonly sandboxRemovals = singleFlight<string>();
+  /**
+   * Stops in their grace period. Podman's service answers a stop only when the grace is over,
+   * even once the container was removed (Docker answers when it is gone): close() ends them
+   * after removing the containers, or a forced stop would wait out the grace.
+   */
+  private readonly stops = new Set<AbortController>();
   private readonly adopt: boolean;
   /** With `adopt`: what a killed earlier run of this node left, by pod UID, until adopted or removed. */
   private readonly left = leftPods<LeftPod>({
@@ -422,8 +430,9 @@ export class DockerRuntime implements ContainerRuntime {
       return;
     }
     record.log = log;
+    record.logAbort = new AbortController();
     // Not awaited: Podman answers a follow request only once the container wrote something.
-    void container.logs({ follow: true, stdout: true, stderr: true, timestamps: true }).then(
+    void container.logs({ follow: true, stdout: true, stderr: true, timestamps: true, abortSignal: record.logAbort.signal }).then(
       (stream) => this.pipeLogs(record, log, stream as NodeJS.ReadableStream),
       () => log.close(),
     );
@@ -459,7 +468,15 @@ export class DockerRuntime implements ContainerRuntime {
     const record = this.containers.get(containerID);
     if (!record) return;
     const seconds = Math.max(0, Math.ceil(gracePeriodMs / 1000));
-    await ignoreGone(this.docker.getContainer(record.dockerID).stop({ t: seconds }));
+    const abort = new AbortController();
+    this.stops.add(abort);
+    try {
+      await ignoreGone(this.docker.getContainer(record.dockerID).stop({ t: seconds, abortSignal: abort.signal }));
+    } catch (err) {
+      if (!abort.signal.aborted) throw err;
+    } finally {
+      this.stops.delete(abort);
+    }
     await this.refresh(record);
   }
 
@@ -473,6 +490,7 @@ export class DockerRuntime implements ContainerRuntime {
   private forget(record: ContainerRecord): void {
     const stream = record.logStream as (NodeJS.ReadableStream & { destroy?: () => void }) | undefined;
     stream?.destroy?.();
+    record.logAbort?.abort();
     record.log?.close();
     this.containers.delete(record.status.id);
   }
@@ -566,6 +584,7 @@ export class DockerRuntime implements ContainerRuntime {
     } finally {
       for (const record of [...this.containers.values()]) this.forget(record);
       this.sandboxes.clear();
+      for (const stop of this.stops) stop.abort();
     }
   }
 
@@ -587,7 +606,7 @@ export class DockerRuntime implements ContainerRuntime {
   private async removeListed(containers: readonly Dockerode.ContainerInfo[], volumes: readonly string[], whose: string): Promise<void> {
     const infraLast = [...containers.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] !== 'podsandbox'), ...containers.filter((c) => c.Labels[CONTAINER_TYPE_LABEL] === 'podsandbox')];
     for (const c of infraLast) {
-      await ignoreGone(withTimeout(this.docker.getContainer(c.Id).remove({ force: true }), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
+      await ignoreGone(withTimeout(killThenRemove(this.docker.getContainer(c.Id)), CLEANUP_TIMEOUT_MS, 'no answer within 30s', this.clock)).catch((err: unknown) =>
         this.warn(`could not remove the container ${c.Id} ${whose} from ${this.where}: ${apiMessage(err)}; remove it by hand (docker rm -f ${c.Id})`),
       );
     }
@@ -718,7 +737,7 @@ export class DockerRuntime implements ContainerRuntime {
       for (const record of [...this.containers.values()]) {
         if (record.status.state !== 'running') continue;
         const state = states.get(record.dockerID);
-        if (state === undefined || state === 'exited' || state === 'dead') await this.refresh(record);
+        if (state === undefined || engineState(state) === 'exited') await this.refresh(record);
       }
     } catch {
       // A relist that fails is retried at the next period, as the PLEG does.
@@ -755,11 +774,34 @@ function epochMs(iso: string | undefined): number | undefined {
   return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 
+/**
+ * The runtime's state for an Engine state (inspect's `State.Status`, a list's `State`). Podman's
+ * service answers with its own states where they have no Docker name: `stopped` (the process
+ * exited, its exit code and time recorded; Podman's cleanup of it not done yet — seconds on a
+ * loaded machine) is exited, `stopping` (a stop in its grace period) is still running.
+ */
+export function engineState(status: string | undefined): RuntimeContainerStatus['state'] {
+  switch (status) {
+    case 'created':
+      return 'created';
+    case 'exited':
+    case 'dead':
+    case 'stopped':
+      return 'exited';
+    case 'running':
+    case 'paused':
+    case 'restarting':
+    case 'stopping':
+      return 'running';
+    default:
+      return 'unknown';
+  }
+}
+
 /** The fields of an inspect the kubelet reads, with containerd's reasons (`Completed`, `Error`, `OOMKilled`). */
 export function fromInspect(info: Dockerode.ContainerInspectInfo): Partial<RuntimeContainerStatus> {
   const s = info.State;
-  const state: RuntimeContainerStatus['state'] =
-    s.Status === 'created' ? 'created' : s.Status === 'exited' || s.Status === 'dead' ? 'exited' : s.Status === 'running' || s.Status === 'paused' || s.Status === 'restarting' ? 'running' : 'unknown';
+  const state = engineState(s.Status);
   const out: Partial<RuntimeContainerStatus> = { state };
   const createdAt = epochMs(info.Created);
   if (createdAt !== undefined) out.createdAt = createdAt;
@@ -779,6 +821,22 @@ export function fromInspect(info: Dockerode.ContainerInspectInfo): Partial<Runti
 function restartCountOf(label: string | undefined): number {
   const n = Number(label);
   return Number.isInteger(n) && n >= 0 ? n : 0;
+}
+
+/**
+ * A forced removal that kills first. Podman's service removes a container whose stop is in its
+ * grace period (state `stopping`) without killing it — its processes live on until that stop's
+ * own SIGKILL — and Podman's kill with SIGKILL answers once the container is dead. A container
+ * that is not running (409) or gone (404) is removed as it is.
+ */
+async function killThenRemove(container: Dockerode.Container): Promise<void> {
+  try {
+    await container.kill({ signal: 'SIGKILL' });
+  } catch (err) {
+    const status = apiStatus(err);
+    if (status !== 404 && status !== 409 && status !== 304) throw err;
+  }
+  await container.remove({ force: true });
 }
 
 /** Stop/remove of something already gone (404) or already stopped (304) is done. */
