@@ -88,7 +88,7 @@ async function main() {
     /** @type {import('./lib/fleet-report.mjs').ScaleStep[]} */
     const steps = [];
     for (const pods of o.scale) {
-      const step = scaleStep((await run('probelet', `${o.prefix}-${pods}`, `probelet-${o.prefix}-${pods}`, pods / o.perNode)).window);
+      const step = scaleStep((await run(o.lean ? 'lean' : 'probelet', `${o.prefix}-${pods}`, `probelet-${o.prefix}-${pods}`, pods / o.perNode)).window);
       process.stdout.write(`${JSON.stringify(step)}\n`);
       steps.push(step);
     }
@@ -103,7 +103,7 @@ async function main() {
     process.stdout.write(`${JSON.stringify(lean)}\n`);
     process.stdout.write(`\n${new Date().toISOString()}, ${machine}\n${fleetReport(kwok, probelet, lean)}\n`);
   } else {
-    const { agent, window, elapsedS } = await run('probelet', o.prefix, `probelet-${o.prefix}`);
+    const { agent, window, elapsedS } = await run(o.lean ? 'lean' : 'probelet', o.prefix, `probelet-${o.prefix}`);
     const summary = agentSummary(window);
     const pods = window.pods;
     // A kubelet for the same pods (upstream rules): status patches Pending(ContainerCreating) →

@@ -13,6 +13,7 @@
  * @property {string} prefix     the nodes' and namespaces' names
  * @property {'kwok' | undefined} vs  kwok's nodes first, then probelet's, the same Deployments
  * @property {number[] | undefined} scale  pods of each step of the ratio check (a fresh fleet of pods ÷ perNode nodes each)
+ * @property {boolean} lean      alone or --scale: probelet with --lean-writes (--vs kwok runs both)
  */
 
 /** The default fleet: 50 nodes × 100 pods. */
@@ -26,13 +27,14 @@ export const FLAT_RATIO = 1.5;
 
 export const FLEET_USAGE = `usage: npm run bench -- --scenario fleet [--vs kwok] [--nodes N] [--pods M | --pods-per-node K]
        [--limit S] [--hold S] [--prefix NAME]
-       npm run bench -- --scenario fleet --scale M1,M2,… [--pods-per-node K] [--limit S] [--hold S]
+       npm run bench -- --scenario fleet --scale M1,M2,… [--pods-per-node K] [--limit S] [--hold S] [--lean]
   probelet node --runtime simulated --nodes N under the API server of KUBECONFIG (an admin
   identity), one Deployment per node (K replicas, or M in all spread evenly), HTTP readiness and
   liveness probes every 10 s. --vs kwok: the same Deployments on N nodes of kwok (cluster/build-kwok.sh)
   first, then on probelet's (the kubelet's writes), then on probelet --lean-writes', each
   agent's figures side by side (docs/node.md). --scale: a fresh fleet of Mi ÷ K nodes (K default
-  ${SCALE_PODS_PER_NODE}) for each step, its memory per pod and per node and CPU per probe, and whether they stay flat.`;
+  ${SCALE_PODS_PER_NODE}) for each step, its memory per pod and per node and CPU per probe, and whether they stay flat.
+  --lean: alone or with --scale, probelet with --lean-writes.`;
 
 /** The probes' period (seconds): both probes of every fleet pod (lib/fleet-window.mjs). */
 export const PROBE_PERIOD_S = 10;
@@ -48,12 +50,16 @@ export const MAX_PODS_PER_NODE = 110;
 export function parseFleetOptions(argv, pid) {
   /** @type {Map<string, string>} */
   const values = new Map();
-  const known = ['--nodes', '--pods', '--pods-per-node', '--limit', '--hold', '--prefix', '--vs', '--scale'];
+  const known = ['--nodes', '--pods', '--pods-per-node', '--limit', '--hold', '--prefix', '--vs', '--scale', '--lean'];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(0, eq) : arg;
     if (!known.includes(name)) throw new Error(`unknown argument ${arg} (flags: ${known.join(', ')})`);
+    if (name === '--lean') {
+      values.set(name, 'true');
+      continue;
+    }
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
     if (value === undefined) throw new Error(`${name} wants a value`);
     values.set(name, value);
@@ -71,7 +77,7 @@ export function parseFleetOptions(argv, pid) {
     if (perNode > MAX_PODS_PER_NODE) throw new Error(`${perNode} pods per node is more than a node takes (${MAX_PODS_PER_NODE})`);
     const odd = scale.find((m) => m % perNode !== 0);
     if (odd !== undefined) throw new Error(`--scale ${odd} is not a multiple of --pods-per-node ${perNode}: each node gets one Deployment of the same size`);
-    const common = { perNode, limitS: whole('--limit', FLEET_DEFAULTS.limitS), holdS: whole('--hold', FLEET_DEFAULTS.holdS), vs: undefined, scale };
+    const common = { perNode, limitS: whole('--limit', FLEET_DEFAULTS.limitS), holdS: whole('--hold', FLEET_DEFAULTS.holdS), vs: undefined, scale, lean: values.has('--lean') };
     return { nodes: (scale[0] ?? 0) / perNode, prefix: prefixOf(values, pid), ...common };
   }
   const nodes = whole('--nodes', FLEET_DEFAULTS.nodes);
@@ -83,7 +89,8 @@ export function parseFleetOptions(argv, pid) {
   const prefix = prefixOf(values, pid);
   const vs = values.get('--vs');
   if (vs !== undefined && vs !== 'kwok') throw new Error(`--vs wants kwok, got ${JSON.stringify(vs)}`);
-  return { nodes, perNode, limitS: whole('--limit', FLEET_DEFAULTS.limitS), holdS: whole('--hold', FLEET_DEFAULTS.holdS), prefix, vs, scale: undefined };
+  if (vs !== undefined && values.has('--lean')) throw new Error('--lean: not with --vs kwok (which runs probelet both with and without --lean-writes)');
+  return { nodes, perNode, limitS: whole('--limit', FLEET_DEFAULTS.limitS), holdS: whole('--hold', FLEET_DEFAULTS.holdS), prefix, vs, scale: undefined, lean: values.has('--lean') };
 }
 
 /**
@@ -127,33 +134,43 @@ const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'DELETECOLLECTION
  */
 const AGENT_RESOURCES = new Set(['pods/status', 'events', 'coordination.k8s.io/leases', 'nodes', 'nodes/status']);
 
+/** Keys of `parseRequestTotals` that are not writes: the API server's time spent on them. */
+const WRITE_SECONDS = '~write seconds';
+const WRITE_COUNT = '~write count';
+
 /**
  * Sums the write requests of the API server's `apiserver_request_total` (Prometheus text) by
  * `VERB [group/]resource[/subresource]` (over versions, scopes and codes): the scheduler's
- * `events.k8s.io/events` apart from the core `events` of kubelets and controllers.
+ * `events.k8s.io/events` apart from the core `events` of kubelets and controllers. Also the
+ * time the API server spent on all writes (`apiserver_request_duration_seconds` sum and count,
+ * under two keys starting with `~`), which tells whether it is the bottleneck.
  * @param {string} text
  * @returns {Map<string, number>}
  */
 export function parseRequestTotals(text) {
   /** @type {Map<string, number>} */
   const totals = new Map();
+  const add = (/** @type {string} */ key, /** @type {number} */ n) => totals.set(key, (totals.get(key) ?? 0) + n);
   for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
+    const metric = line.startsWith('apiserver_request_total{') ? 'total' : line.startsWith('apiserver_request_duration_seconds_sum{') ? 'sum' : line.startsWith('apiserver_request_duration_seconds_count{') ? 'count' : undefined;
+    if (!metric) continue;
     const close = line.lastIndexOf('}');
     /** @type {Record<string, string>} */
     const labels = {};
-    for (const m of line.slice('apiserver_request_total{'.length, close).matchAll(/([a-z_]+)="([^"]*)"/g)) labels[m[1] ?? ''] = m[2] ?? '';
+    for (const m of line.slice(line.indexOf('{') + 1, close).matchAll(/([a-z_]+)="([^"]*)"/g)) labels[m[1] ?? ''] = m[2] ?? '';
     const verb = labels['verb'] ?? '';
     if (!WRITE_VERBS.has(verb)) continue;
-    const key = `${verb} ${labels['group'] ? `${labels['group']}/` : ''}${labels['resource'] ?? ''}${labels['subresource'] ? `/${labels['subresource']}` : ''}`;
-    totals.set(key, (totals.get(key) ?? 0) + Number(line.slice(close + 1).trim()));
+    const n = Number(line.slice(close + 1).trim());
+    if (metric === 'sum') add(WRITE_SECONDS, n);
+    else if (metric === 'count') add(WRITE_COUNT, n);
+    else add(`${verb} ${labels['group'] ? `${labels['group']}/` : ''}${labels['resource'] ?? ''}${labels['subresource'] ? `/${labels['subresource']}` : ''}`, n);
   }
   return totals;
 }
 
 /**
- * The writes between two `parseRequestTotals`: all of them, the agent's (AGENT_RESOURCES), and
- * each key that changed, largest first.
+ * The writes between two `parseRequestTotals`: all of them, the agent's (AGENT_RESOURCES), each
+ * key that changed, largest first, and the API server's mean time per write meanwhile (ms).
  * @param {Map<string, number>} before
  * @param {Map<string, number>} after
  */
@@ -164,13 +181,15 @@ export function writesBetween(before, after) {
   let agent = 0;
   for (const [key, n] of after) {
     const d = n - (before.get(key) ?? 0);
-    if (d <= 0) continue;
+    if (d <= 0 || key.startsWith('~')) continue;
     changed.push([key, d]);
     all += d;
     if (AGENT_RESOURCES.has(key.slice(key.indexOf(' ') + 1))) agent += d;
   }
   changed.sort((a, b) => b[1] - a[1]);
-  return { all, agent, byKey: Object.fromEntries(changed) };
+  const delta = (/** @type {string} */ key) => (after.get(key) ?? 0) - (before.get(key) ?? 0);
+  const count = delta(WRITE_COUNT);
+  return { all, agent, byKey: Object.fromEntries(changed), ...(count > 0 ? { meanWriteMs: (delta(WRITE_SECONDS) * 1000) / count } : {}) };
 }
 
 /**
@@ -194,7 +213,7 @@ export const round = (x, digits) => (Number.isFinite(x) ? Math.round(x * 10 ** d
  * @property {number} allReadyS              applying the Deployments → the last pod Ready (the bench's clock)
  * @property {number[]} createToReadyMs      each pod: first seen by the bench's watch → first seen Ready
  * @property {number[]} boundToReadyMs       each pod: first seen bound to a node → first seen Ready (the agent's part)
- * @property {{ all: number, agent: number, byKey: Record<string, number> }} writes  in the window
+ * @property {{ all: number, agent: number, byKey: Record<string, number>, meanWriteMs?: number }} writes  in the window
  * @property {number} agentCpuS              the agent process's CPU in the window
  * @property {number} agentPeakRssMB         its peak RSS (VmHWM) at the window's end
  * @property {number | undefined} apiserverCpuS  kube-apiserver's CPU in the window (undefined: not found)
@@ -235,6 +254,7 @@ export function agentSummary(w) {
     allApiWritesPerPod: round(w.writes.all / w.pods, 2),
     apiserverCpuS: w.apiserverCpuS === undefined ? null : round(w.apiserverCpuS, 2),
     etcdCpuS: w.etcdCpuS === undefined ? null : round(w.etcdCpuS, 2),
+    apiWriteMs: w.writes.meanWriteMs === undefined ? null : round(w.writes.meanWriteMs, 1),
     maxLeaseGapS: round(w.maxLeaseGapS, 1),
     steadyAgentWritesPerS: round(w.steadyAgentWritesPerS, 2),
     peakLoadAverage: round(w.peakLoadAverage, 1),
@@ -280,6 +300,7 @@ export function fleetReport(kwok, probelet, lean) {
     ['agent peak RSS (MB)', (s) => s.agentPeakRssMB],
     ['kube-apiserver CPU (s)', (s) => s.apiserverCpuS],
     ['etcd CPU (s)', (s) => s.etcdCpuS],
+    ['API server time per write (ms)', (s) => s.apiWriteMs],
     ['longest Lease gap (s)', (s) => s.maxLeaseGapS],
     ['agent writes/s, all Ready', (s) => s.steadyAgentWritesPerS],
     ['machine load average (peak)', (s) => s.peakLoadAverage],

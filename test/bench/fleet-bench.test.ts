@@ -24,6 +24,9 @@ apiserver_request_total{code="201",component="apiserver",dry_run="",group="",res
 apiserver_request_total{code="201",component="apiserver",dry_run="",group="events.k8s.io",resource="events",scope="namespace",subresource="",verb="POST",version="v1"} 7
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="WATCH",version="v1"} 99
 apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="binding",verb="POST",version="v1"} 10
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="status",verb="PATCH",version="v1"} ${podStatus / 10}
+apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="status",verb="PATCH",version="v1"} ${podStatus}
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="LIST",version="v1"} 99
 `;
 
 type Summary = Record<string, unknown> & { writes: Record<string, number> };
@@ -38,7 +41,7 @@ const window = (agent: 'kwok' | 'probelet', writesAgent: number, readyS: number,
   allReadyS: readyS,
   createToReadyMs: [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000],
   boundToReadyMs: [10, 10, 10, 10, 10, 10, 10, 10, 10, 50],
-  writes: { all: writesAgent + 20, agent: writesAgent, byKey: { 'PATCH pods/status': writesAgent, 'POST pods/binding': 10 } },
+  writes: { all: writesAgent + 20, agent: writesAgent, byKey: { 'PATCH pods/status': writesAgent, 'POST pods/binding': 10 }, meanWriteMs: 40 },
   agentCpuS: 1.5,
   agentPeakRssMB: 60,
   apiserverCpuS: 3,
@@ -61,8 +64,8 @@ const scaleWindow = (pods: number, perPodKB = 20) => {
 
 describe('npm run bench -- --scenario fleet, its parts', () => {
   it('takes --nodes with --pods (in all) or --pods-per-node, and --vs kwok', () => {
-    expect(parseFleetOptions([], 1234)).toEqual({ ...FLEET_DEFAULTS, prefix: 'fleet1234', vs: undefined, scale: undefined });
-    expect(parseFleetOptions(['--scale', '1000,5000,20000'], 1)).toMatchObject({ scale: [1000, 5000, 20000], perNode: 40, nodes: 25 });
+    expect(parseFleetOptions([], 1234)).toEqual({ ...FLEET_DEFAULTS, prefix: 'fleet1234', vs: undefined, scale: undefined, lean: false });
+    expect(parseFleetOptions(['--scale', '1000,5000,20000', '--lean'], 1)).toMatchObject({ scale: [1000, 5000, 20000], perNode: 40, nodes: 25, lean: true });
     expect(parseFleetOptions(['--vs', 'kwok', '--nodes', '10', '--pods=1000', '--prefix', 'x1'], 1)).toMatchObject({ nodes: 10, perNode: 100, vs: 'kwok', prefix: 'x1' });
     expect(parseFleetOptions(['--nodes', '2', '--pods-per-node', '5'], 1)).toMatchObject({ nodes: 2, perNode: 5 });
   });
@@ -78,6 +81,7 @@ describe('npm run bench -- --scenario fleet, its parts', () => {
     expect(() => parseFleetOptions(['--scale', '1000,x'], 1)).toThrow('--scale wants a positive whole number, got "x"');
     expect(() => parseFleetOptions(['--scale', '1000,5010'], 1)).toThrow('--scale 5010 is not a multiple of --pods-per-node 40');
     expect(() => parseFleetOptions(['--scale', '1000,2000', '--vs', 'kwok'], 1)).toThrow('--scale: not with --vs');
+    expect(() => parseFleetOptions(['--vs', 'kwok', '--lean'], 1)).toThrow('--lean: not with --vs kwok');
   });
 
   it('counts the API server\'s writes between two scrapes, the agent\'s apart from the control plane\'s', () => {
@@ -87,7 +91,8 @@ describe('npm run bench -- --scenario fleet, its parts', () => {
     expect(before.has('WATCH pods')).toBe(false);
     expect(before.get('POST events.k8s.io/events')).toBe(7);
     // The scheduler's events.k8s.io events and bindings are not the agent's.
-    expect(writesBetween(before, after)).toEqual({ all: 30, agent: 30, byKey: { 'PATCH pods/status': 20, 'POST events': 10 } });
+    // 20 more status patches that took 2 s more in all: 100 ms each (the LIST's time is not a write's).
+    expect(writesBetween(before, after)).toEqual({ all: 30, agent: 30, byKey: { 'PATCH pods/status': 20, 'POST events': 10 }, meanWriteMs: 100 });
     expect(writesBetween(new Map(), after)).toMatchObject({ all: 54, agent: 37 });
   });
 
@@ -96,7 +101,7 @@ describe('npm run bench -- --scenario fleet, its parts', () => {
     const probelet: Summary = agentSummary(window('probelet', 30, 4));
     const lean: Summary = agentSummary(window('probelet', 15, 4, true));
     expect(Object.keys(kwok).slice(0, 9)).toEqual(['scenario', 'agent', 'nodes', 'pods', 'allReadyS', 'podsReadyPerSecond', 'apiWritesPerPod', 'agentCpuS', 'agentPeakRssMB']);
-    expect(probelet).toMatchObject({ scenario: 'fleet', agent: 'probelet', podsReadyPerSecond: 2.5, apiWritesPerPod: 3, createToReadyP50S: 0.6, createToReadyP99S: 1, boundToReadyP99S: 0.05, etcdCpuS: null });
+    expect(probelet).toMatchObject({ scenario: 'fleet', agent: 'probelet', podsReadyPerSecond: 2.5, apiWritesPerPod: 3, createToReadyP50S: 0.6, createToReadyP99S: 1, boundToReadyP99S: 0.05, etcdCpuS: null, apiWriteMs: 40 });
     const text: string = fleetReport(kwok, probelet);
     expect(text).toMatch(/pods Ready per second\s+2\s+2\.5\s+1\.25×/);
     expect(text).toMatch(/agent API writes per pod\s+1\s+3\s+3×/);
