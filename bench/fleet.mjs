@@ -58,8 +58,9 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM', 'SIGHUP'])) {
  * @param {string} name  its nodes' prefix
  * @param {string} namespace
  * @param {number} [nodes]
+ * @param {(window: import('./lib/fleet-report.mjs').AgentWindow) => void} [measured]  told the window before the clean-up (which can take minutes)
  */
-async function run(kind, name, namespace, nodes = o.nodes) {
+async function run(kind, name, namespace, nodes = o.nodes, measured = undefined) {
   const startedAt = Date.now();
   const agent = kind === 'kwok' ? await startKwok(name, nodes, o.limitS * 1000) : await startProbelet(name, nodes, o.limitS * 1000, { leanWrites: kind === 'lean' });
   log(`${kind}: ${nodes} nodes Ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
@@ -70,7 +71,9 @@ async function run(kind, name, namespace, nodes = o.nodes) {
   };
   undo = cleanup;
   try {
-    return { agent, window: await measureWindow(agent, o, namespace, log), elapsedS: (Date.now() - startedAt) / 1000 };
+    const window = await measureWindow(agent, o, namespace, log);
+    measured?.(window);
+    return { agent, window, elapsedS: (Date.now() - startedAt) / 1000 };
   } finally {
     await cleanup();
   }
@@ -88,9 +91,11 @@ async function main() {
     /** @type {import('./lib/fleet-report.mjs').ScaleStep[]} */
     const steps = [];
     for (const pods of o.scale) {
-      const step = scaleStep((await run(o.lean ? 'lean' : 'probelet', `${o.prefix}-${pods}`, `probelet-${o.prefix}-${pods}`, pods / o.perNode)).window);
-      process.stdout.write(`${JSON.stringify(step)}\n`);
-      steps.push(step);
+      await run(o.lean ? 'lean' : 'probelet', `${o.prefix}-${pods}`, `probelet-${o.prefix}-${pods}`, pods / o.perNode, (window) => {
+        const step = scaleStep(window);
+        process.stdout.write(`${JSON.stringify(step)}\n`);
+        steps.push(step);
+      });
     }
     const { text, flat, ratios } = scaleReport(steps);
     process.stdout.write(`${JSON.stringify({ scenario: 'fleet-scale', flat, ratios })}\n\n${new Date().toISOString()}, ${machine}\n${text}\n`);
@@ -103,7 +108,7 @@ async function main() {
     process.stdout.write(`${JSON.stringify(lean)}\n`);
     process.stdout.write(`\n${new Date().toISOString()}, ${machine}\n${fleetReport(kwok, probelet, lean)}\n`);
   } else {
-    const { agent, window, elapsedS } = await run(o.lean ? 'lean' : 'probelet', o.prefix, `probelet-${o.prefix}`);
+    const { agent, window, elapsedS } = await run(o.lean ? 'lean' : 'probelet', o.prefix, `probelet-${o.prefix}`, o.nodes, (w) => process.stdout.write(`${JSON.stringify({ measured: scaleStep(w) })}\n`));
     const summary = agentSummary(window);
     const pods = window.pods;
     // A kubelet for the same pods (upstream rules): status patches Pending(ContainerCreating) →
@@ -120,6 +125,8 @@ async function main() {
       // Its final writes at the stop (every pod's last status, Killing events) are included.
       probelet: 'writes' in agent && typeof agent.writes === 'function' ? agent.writes() : undefined,
       kubeletWouldMake: kubelet,
+      // Memory per pod and CPU per probe as a --scale step reports them (scaleReport compares such lines).
+      scale: scaleStep(window),
       goals: { allReadyWithin2MinOfScheduling: maxBoundToReadyS <= 120 && window.ready === pods, rssUnder500MB: window.agentPeakRssMB <= 500, noMissedLeaseRenewal: window.maxLeaseGapS <= 15 },
     };
     process.stdout.write(`${JSON.stringify(out)}\n`);

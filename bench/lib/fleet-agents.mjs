@@ -79,11 +79,16 @@ function startProcess(command, args) {
   return { child, exited, log: () => text, registered: () => count };
 }
 
-/** @param {string[]} nodes */
+/**
+ * Removes the nodes and their Leases, a few hundred names to a kubectl call (one call per node
+ * took minutes for a 500-node fleet).
+ * @param {string[]} nodes
+ */
 function removeNodes(nodes) {
-  for (const n of nodes) {
-    try { kubectl(['delete', 'node', n, '--ignore-not-found', '--wait=false']); } catch { /* best effort */ }
-    try { kubectl(['delete', 'lease', '-n', 'kube-node-lease', n, '--ignore-not-found', '--wait=false']); } catch { /* best effort */ }
+  for (let i = 0; i < nodes.length; i += 200) {
+    const names = nodes.slice(i, i + 200);
+    try { kubectl(['delete', 'node', ...names, '--ignore-not-found', '--wait=false']); } catch { /* best effort */ }
+    try { kubectl(['delete', 'lease', '-n', 'kube-node-lease', ...names, '--ignore-not-found', '--wait=false']); } catch { /* best effort */ }
   }
 }
 

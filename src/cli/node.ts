@@ -271,7 +271,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
   const { startNodeAgent } = await import('../node/agent.js');
   let clients: KubeClients;
   try {
-    clients = loadKubeClients(flags.kubeconfig);
+    clients = loadKubeClients(flags.kubeconfig, plan.nodes.length);
   } catch (err) {
     throw new CliUsageError(`--kubeconfig: ${err instanceof Error ? err.message : String(err)}`);
   }
