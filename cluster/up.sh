@@ -13,6 +13,15 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 NO_KUBELET="${PROBELET_CLUSTER_NO_KUBELET:-0}"
+# PROBELET_CLUSTER_CLIENT_QPS=N: the controller manager's and the scheduler's API client allow N
+# requests a second (burst 2N) instead of their defaults (20/30 and 50/100), for a fleet control
+# plane where they, not the node agents, would bound pods created and bound a second (docs/node.md).
+CLIENT_QPS="${PROBELET_CLUSTER_CLIENT_QPS:-}"
+client_qps=()
+if [ -n "$CLIENT_QPS" ]; then
+  [[ "$CLIENT_QPS" =~ ^[1-9][0-9]{0,4}$ ]] || { log "PROBELET_CLUSTER_CLIENT_QPS=$CLIENT_QPS: a whole number of requests a second (1-99999)"; exit 2; }
+  client_qps=(--kube-api-qps "$CLIENT_QPS" --kube-api-burst "$((2 * CLIENT_QPS))")
+fi
 [ "$(id -u)" = 0 ] || { log "needs root (the kubelet and containerd manage cgroups, mounts and netns): run it as root"; exit 1; }
 for tool in openssl ss curl unshare; do
   command -v "$tool" >/dev/null || { log "$tool is missing: apt-get install -y ${tool/ss/iproute2}"; exit 1; }
@@ -176,11 +185,11 @@ start_component kube-controller-manager "$KCM_PORT" -- "$BIN/kube-controller-man
   --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --kubeconfig "$D/controller-manager.kubeconfig" \
   --authentication-kubeconfig "$D/controller-manager.kubeconfig" --authorization-kubeconfig "$D/controller-manager.kubeconfig" \
   --service-account-private-key-file "$P/sa.key" --root-ca-file "$P/ca.crt" --use-service-account-credentials \
-  --leader-elect=false --cert-dir "$D/pki/kcm-generated"
+  --leader-elect=false --cert-dir "$D/pki/kcm-generated" ${client_qps[@]+"${client_qps[@]}"}
 start_component kube-scheduler "$SCHED_PORT" -- "$BIN/kube-scheduler" \
   --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --kubeconfig "$D/scheduler.kubeconfig" \
   --authentication-kubeconfig "$D/scheduler.kubeconfig" --authorization-kubeconfig "$D/scheduler.kubeconfig" \
-  --leader-elect=false --cert-dir "$D/pki/scheduler-generated"
+  --leader-elect=false --cert-dir "$D/pki/scheduler-generated" ${client_qps[@]+"${client_qps[@]}"}
 
 if [ "$NO_KUBELET" != 1 ]; then
 # The kubelet's configuration for this machine kind (hybrid cgroup v1, no swap, shared host):

@@ -78,7 +78,8 @@ export function follow(path, onEvent) {
 
 const TICKS = 100;
 /**
- * A process's CPU (user + system, seconds) and peak RSS (VmHWM, MB), or undefined once it is gone.
+ * A process's CPU (user + system, seconds), RSS now (VmRSS, MB) and peak RSS (VmHWM, MB), or
+ * undefined once it is gone.
  * @param {number} pid
  */
 export function procSample(pid) {
@@ -86,8 +87,10 @@ export function procSample(pid) {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const cpu = (Number(f[11]) + Number(f[12])) / TICKS;
-    const hwm = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return { cpuS: cpu, peakRssMB: hwm ? Number(hwm[1]) / 1024 : 0 };
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const hwm = /VmHWM:\s+(\d+)/.exec(status);
+    const rss = /VmRSS:\s+(\d+)/.exec(status);
+    return { cpuS: cpu, rssMB: rss ? Number(rss[1]) / 1024 : 0, peakRssMB: hwm ? Number(hwm[1]) / 1024 : 0 };
   } catch {
     return undefined;
   }

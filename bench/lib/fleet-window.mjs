@@ -5,14 +5,19 @@
  * simulated handlers pass them). From applying the Deployments to the last pod Ready: each pod's
  * times (the bench's own watch, millisecond clock), the API server's write requests
  * (`apiserver_request_total` before and after), the CPU of the agent, kube-apiserver and etcd;
- * then `holdS` seconds of a steady fleet (Lease gaps, writes per second). Removes its namespace
- * and pods; the caller stops the agent.
+ * then `holdS` seconds of a steady fleet (Lease gaps, writes per second, the agent's CPU and its
+ * RSS sampled every second). Removes its namespace and pods; the caller stops the agent.
+ *
+ * The Deployments are applied a probe period after the agent's last node was Ready: a kubelet
+ * that started less than a period ago jitters each new worker's first probe by up to a period
+ * (upstream `worker.run`: "the kubelet has started recently"), which a node of a running
+ * cluster does not; kwok's nodes wait the same.
  */
 import { loadavg } from 'node:os';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { controlPlanePids, follow, kubeConfig, kubectl, kubectlAsync, procSample, requestTotals } from './fleet-cluster.mjs';
 import { FLEET_TOLERATIONS } from './fleet-agents.mjs';
-import { writesBetween } from './fleet-report.mjs';
+import { PROBE_PERIOD_S, writesBetween } from './fleet-report.mjs';
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -38,8 +43,8 @@ export function fleetDeployment(node, namespace, replicas) {
           containers: [{
             name: 'app',
             image: 'probelet.local/busybox:test',
-            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 10 },
-            livenessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 10 },
+            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: PROBE_PERIOD_S },
+            livenessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: PROBE_PERIOD_S },
           }],
         },
       },
@@ -82,7 +87,8 @@ export async function measureWindow(agent, o, namespace, log) {
   const cp = controlPlanePids();
   const cpu = () => ({ agent: procSample(agent.pid)?.cpuS ?? NaN, apiserver: cp.apiserver && procSample(cp.apiserver)?.cpuS, etcd: cp.etcd && procSample(cp.etcd)?.cpuS });
   try {
-    await sleep(1000); // the watches connected
+    await sleep(Math.max(1000, agent.readyAt + PROBE_PERIOD_S * 1000 - Date.now())); // the watches connected; no start-up jitter
+    const idleRssMB = procSample(agent.pid)?.rssMB ?? NaN;
     // The metrics are read outside the CPU window (a scrape is API server work of its own).
     const before = await requestTotals();
     const cpuBefore = cpu();
@@ -105,12 +111,17 @@ export async function measureWindow(agent, o, namespace, log) {
     const lastReady = Math.max(applied, ...[...seen.values()].map((s) => s.ready ?? 0));
     log(`${agent.agent}: ${ready} of ${pods} pods Ready ${((lastReady - applied) / 1000).toFixed(1)} s after applying; holding ${o.holdS} s`);
     const holdStart = Date.now();
+    const holdCpuBefore = procSample(agent.pid)?.cpuS ?? NaN;
+    /** @type {number[]} */ const rss = [];
     while (Date.now() - holdStart < o.holdS * 1000) {
       peakLoad = Math.max(peakLoad, loadavg()[0] ?? 0);
       await sleep(1000);
+      rss.push(procSample(agent.pid)?.rssMB ?? NaN);
     }
+    const holdCpuS = (procSample(agent.pid)?.cpuS ?? NaN) - holdCpuBefore;
     const held = await requestTotals();
     const holdS = (Date.now() - holdStart) / 1000;
+    rss.sort((a, b) => a - b);
     const readyTimes = [...seen.values()].filter((s) => s.ready !== undefined);
     const delta = (/** @type {number | undefined} */ a, /** @type {number | undefined} */ b) => (typeof a === 'number' && typeof b === 'number' ? a - b : undefined);
     return {
@@ -130,6 +141,11 @@ export async function measureWindow(agent, o, namespace, log) {
       maxLeaseGapS,
       steadyAgentWritesPerS: writesBetween(after, held).agent / holdS,
       peakLoadAverage: peakLoad,
+      leanWrites: agent.leanWrites === true,
+      agentIdleRssMB: idleRssMB,
+      agentSteadyRssMB: rss[Math.floor(rss.length / 2)] ?? NaN,
+      holdS,
+      holdAgentCpuS: holdCpuS,
     };
   } finally {
     stopLeases();

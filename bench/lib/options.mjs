@@ -46,7 +46,7 @@ export const USAGE = `usage: npm run bench -- [--handler http|tcp|grpc|exec] [--
        npm run bench -- --scenario simulate              (probelet simulate: a day of the demo pod, 1,000 pods for an hour)
        npm run bench -- --scenario stream [--clients 200] [--duration 20]  (/stream clients that never read, during a busy run)
        npm run bench -- --scenario kubelet [--pods N] [--window S]  (the real kubelet beside probelet run --runtime cri; needs npm run cluster:up)
-       npm run bench -- --scenario fleet [--vs kwok] [--nodes N] [--pods M | --pods-per-node K] [--limit S]  (probelet node --runtime simulated under the real API server, with --vs kwok beside kwok; needs cluster:env)
+       npm run bench -- --scenario fleet [--vs kwok | --scale M1,M2,…] [--nodes N] [--pods M | --pods-per-node K] [--limit S]  (probelet node --runtime simulated under the real API server, with --vs kwok beside kwok and probelet --lean-writes, --scale its memory and CPU flat across sizes; needs cluster:env)
        npm run bench -- --scenario check-cluster [--objects N] [--runs R]  (probelet check --cluster -A over N workload objects in the API server; needs cluster:env)
        npm run bench -- --scenario cri-pull [--rounds 3] [--mb 16]   (a pull from the test registry through the CRI runtime against ctr pull on the same containerd; needs cri:up, registry:env)
        npm run bench -- --scenario docker-pull [--rounds 5] [--mb 16]  (the same through the Docker runtime against docker pull; needs docker:up, registry:env)`;

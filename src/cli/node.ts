@@ -61,6 +61,7 @@ interface NodeFlags extends ImagePullFlags {
   fleet?: string;
   shard?: string;
   behaviourAnnotation: string;
+  leanWrites?: boolean;
   evictionHard: string;
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
@@ -119,6 +120,10 @@ export function registerNodeCommand(program: Command, io: CliIO, setExit: (code:
     .option('--nodes <n>', 'with --runtime simulated: register this many nodes from one process')
     .option('--fleet <file>', 'with --runtime simulated: the nodes (pools <pool>-0, <pool>-1, …) and behaviours by selector of a fleet file (docs/node.md#fleet-files)')
     .option('--shard <I/N>', 'with --nodes or --fleet: run only the I-th of N slices of the nodes (node k goes to slice k mod N + 1), so that N processes hold one fleet')
+    .option(
+      '--lean-writes',
+      'with --runtime simulated: fewer API writes than a kubelet (no Pulled/Created/Started events; a starting pod\'s statuses written once, when Ready or after 10 s); docs/differences.md',
+    )
     .option('--behaviour-annotation <key>', 'with --runtime simulated: the pod annotation holding CONTAINER[.PROBE]=SCRIPT behaviours', DEFAULT_BEHAVIOUR_ANNOTATION)
     .option('--node-ip <address>', "the Node's InternalIP, also its pods' IP (they share the host's network); default: this machine's first non-loopback IPv4 address")
     .option(
@@ -246,6 +251,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
   // The input rule (docs/commands.md): a kubeconfig path typed on the command line that cannot be read stops everything.
   if (flags.kubeconfig !== undefined) await requireReadable([flags.kubeconfig]);
   const plan = plannedNodes(flags);
+  if (flags.leanWrites === true && flags.runtime !== 'simulated') throw new CliUsageError('--lean-writes needs --runtime simulated (a real node writes what the kubelet writes)');
   if (!plan.fleet) checkNodeName(plan.nodes[0]?.name ?? '', plan.nodes[0]?.name ?? '');
   const listen = parseListen(flags.listen);
   const imagePulls = imagePullOptions(flags);
@@ -265,7 +271,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
   const { startNodeAgent } = await import('../node/agent.js');
   let clients: KubeClients;
   try {
-    clients = loadKubeClients(flags.kubeconfig);
+    clients = loadKubeClients(flags.kubeconfig, plan.nodes.length);
   } catch (err) {
     throw new CliUsageError(`--kubeconfig: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -310,7 +316,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
       };
       const options =
         flags.runtime === 'simulated'
-          ? simulatedNode(common, { index, annotation: flags.behaviourAnnotation, fleet: plan.fleet, rules: plan.file?.behaviours ?? [], ...(pool ? { pool } : {}) })
+          ? simulatedNode(common, { index, annotation: flags.behaviourAnnotation, fleet: plan.fleet, rules: plan.file?.behaviours ?? [], leanWrites: flags.leanWrites === true, ...(pool ? { pool } : {}) })
           : await realNode(common, flags, join(runDir ?? tmpdir(), name));
       node.runtime = options.runtime;
       if (tls) {
@@ -384,6 +390,8 @@ interface SimulatedPlace {
   fleet: boolean;
   rules: readonly FleetBehaviour[];
   pool?: FleetPool;
+  /** `--lean-writes`. */
+  leanWrites: boolean;
 }
 
 /**
@@ -409,5 +417,6 @@ function simulatedNode(common: CommonOptions, place: SimulatedPlace): NodeAgentO
       return error === undefined ? [] : [{ reason: 'FailedBehaviour', message: error }];
     },
     ...(fleet ? { flightRecorder: false } : {}),
+    ...(place.leanWrites ? { leanWrites: true } : {}),
   };
 }

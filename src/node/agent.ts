@@ -13,7 +13,7 @@ import { Kubelet, type KubeletOptions } from '../kubelet/kubelet.js';
 import type { EventRecorder } from '../prober/types.js';
 import type { ContainerRuntime } from '../runtime/types.js';
 import { realClock, realRandom, type Clock } from '../util/clock.js';
-import { createEventSink, type EventSink } from './event-sink.js';
+import { createEventSink, isRoutineStartEvent, type EventSink } from './event-sink.js';
 import { startHeartbeat, type Heartbeat } from './heartbeat.js';
 import { startNodeHealth, type NodeHealthOptions } from './node-health.js';
 import { createNodeEventRecorder, STARTING_MESSAGE, STARTING_REASON, statusEventMessage } from './node-events.js';
@@ -60,6 +60,12 @@ export interface NodeAgentOptions extends NodeIdentity {
   imagePulls?: ImagePullerOptions;
   /** The hard eviction thresholds (`--eviction-hard`; default the kubelet's). */
   evictionHard?: NodeHealthOptions['thresholds'];
+  /**
+   * `--lean-writes` (a simulated fleet's opt-in; default off, the kubelet's writes): no routine
+   * `Pulled`/`Created`/`Started` events through the API, and a starting pod's statuses folded
+   * into one write (status-sink.ts, `LEAN_HOLD_MS`). docs/differences.md says why.
+   */
+  leanWrites?: boolean;
 }
 
 export interface NodeAgent {
@@ -165,9 +171,12 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     getSecret: apiSecretGetter(clients),
     ...options.imagePulls,
   });
-  const statusSink: StatusSink = createStatusSink(clients, options.address, log, clock);
+  const statusSink: StatusSink = createStatusSink(clients, options.address, log, { clock, ...(options.leanWrites === true ? { lean: true } : {}) });
   const offStatus = kubelet.onPodStatus((pod) => statusSink.offer(pod));
-  const offEvents = recorder.subscribe((event) => eventSink.offer(event));
+  const offEvents = recorder.subscribe((event) => {
+    if (options.leanWrites === true && isRoutineStartEvent(event)) return;
+    eventSink.offer(event);
+  });
   const pods = new Map<string, Known>();
   /** Pods the Kubelet refused: told once, not again at every update of the object. */
   const refused = new Set<string>();

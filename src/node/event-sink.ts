@@ -12,6 +12,18 @@ import { errorMessage, httpStatus, strategicMergePatch, type KubeClients } from 
 /** client-go's `maxQueuedEvents`. */
 export const MAX_QUEUED_EVENTS = 1000;
 
+/** The events every container start records (`Pulled` of a present image, `Created`, `Started`). */
+const ROUTINE_START_REASONS: ReadonlySet<string> = new Set(['Pulled', 'Created', 'Started']);
+
+/**
+ * A container start's routine event, which `--lean-writes` keeps out of the API (a fleet's
+ * pods would otherwise write three a pod): Normal, reason `Pulled`, `Created` or `Started`.
+ * Warnings (`Unhealthy`, `BackOff`, `Failed`) and `Killing` still go.
+ */
+export function isRoutineStartEvent(event: Event): boolean {
+  return event.type === 'Normal' && ROUTINE_START_REASONS.has(event.reason ?? '');
+}
+
 export interface EventSink {
   /** A new or re-counted Event from the recorder. */
   offer(event: Event): void;

@@ -57,12 +57,24 @@ export const POD_CONNECTIONS = 16;
 export const EVENT_CONNECTIONS = 8;
 /** The heartbeats' connections: a fleet's Lease renewals fall in the same second now and then. */
 export const HEARTBEAT_CONNECTIONS = 8;
+/**
+ * Nodes a heartbeat connection serves in a large fleet: each renews its Lease every 10 s, so ten
+ * make a renewal a second on a connection, which an API server answering within a second keeps
+ * up with. A kubelet renews on a connection of its own; 500 nodes' 50 renewals a second on 8
+ * connections fell behind an API server taking half a second a write (gaps near the 40 s grace).
+ */
+export const NODES_PER_HEARTBEAT_CONNECTION = 10;
+
+/** The heartbeat connections of a process running `nodes` nodes: 8, or one per ten nodes in a large fleet. */
+export function heartbeatConnections(nodes: number): number {
+  return Math.max(HEARTBEAT_CONNECTIONS, Math.ceil(nodes / NODES_PER_HEARTBEAT_CONNECTION));
+}
 
 /**
  * Loads a kubeconfig (a file, else `$KUBECONFIG` / `~/.kube/config` as kubectl does).
  * Throws an error naming the file and what is wrong with it.
  */
-export function loadKubeClients(path?: string): KubeClients {
+export function loadKubeClients(path?: string, nodes = 1): KubeClients {
   const config = new KubeConfig();
   try {
     if (path !== undefined) config.loadFromFile(path);
@@ -70,16 +82,16 @@ export function loadKubeClients(path?: string): KubeClients {
   } catch (err) {
     throw new Error(`kubeconfig ${path ?? '(default)'}: ${errorMessage(err)}`);
   }
-  return kubeClientsFrom(config, `kubeconfig ${path ?? '(default)'}`);
+  return kubeClientsFrom(config, `kubeconfig ${path ?? '(default)'}`, nodes);
 }
 
-/** The clients over a loaded kubeconfig; `source` names it in errors. */
-export function kubeClientsFrom(config: KubeConfig, source = 'kubeconfig'): KubeClients {
+/** The clients over a loaded kubeconfig for a process of `nodes` nodes; `source` names it in errors. */
+export function kubeClientsFrom(config: KubeConfig, source = 'kubeconfig', nodes = 1): KubeClients {
   const cluster = config.getCurrentCluster();
   if (!cluster) throw new Error(`${source}: no current context with a cluster; set current-context`);
   const pods = pooledAgent(POD_CONNECTIONS);
   const events = pooledAgent(EVENT_CONNECTIONS);
-  const heartbeat = pooledAgent(HEARTBEAT_CONNECTIONS);
+  const heartbeat = pooledAgent(heartbeatConnections(nodes));
   // Each watch holds its connection for as long as it lasts: shared, never capped.
   const watches = pooledAgent(Infinity);
   const transport = new NodeHttpLibrary();

@@ -43,6 +43,9 @@ interface Tracked {
   retry?: unknown;
   /** The last write failed (its retries are not logged again: a fleet's pods during an outage). */
   failing?: boolean;
+  /** Lean writes: when the first status of a starting pod was offered (clock ms), and the timer that writes it then. */
+  heldSince?: number;
+  holdTimer?: unknown;
 }
 
 /**
@@ -104,9 +107,49 @@ export function conditionsByNodeEqual(written: PodStatus, api: PodStatus | undef
   });
 }
 
-export function createStatusSink(clients: KubeClients, nodeAddress: string, log: (line: string) => void, clock: Clock = realClock): StatusSink {
+/**
+ * `--lean-writes` (a simulated fleet's opt-in, docs/differences.md): a pod's statuses while it
+ * starts (ContainerCreating, Running not Ready) are held, and only the newest is written, once
+ * the pod is Ready or this long after its first status — the status manager's own `syncPeriod`,
+ * as if only its periodic batch wrote them. One patch a pod instead of the kubelet's three when
+ * it turns Ready within that time; every status after the first write is written as usual.
+ */
+export const LEAN_HOLD_MS = STATUS_RETRY_MS;
+
+export interface StatusSinkOptions {
+  clock?: Clock;
+  /** Hold a starting pod's statuses until it is Ready or {@link LEAN_HOLD_MS} passed (default off: the kubelet's writes). */
+  lean?: boolean;
+}
+
+/** Whether a status says the pod is Ready (its `Ready` condition True). */
+function isReady(status: PodStatus): boolean {
+  return status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
+export function createStatusSink(clients: KubeClients, nodeAddress: string, log: (line: string) => void, options: StatusSinkOptions = {}): StatusSink {
+  const clock = options.clock ?? realClock;
   const pods = new Map<string, Tracked>();
   let writes = 0;
+
+  /** Lean writes: whether this status waits (the pod has no status written yet, is not Ready, and its hold is not over). */
+  function held(uid: string, t: Tracked, status: PodStatus): boolean {
+    if (options.lean !== true || t.written !== undefined || t.inFlight !== undefined || isReady(status) || status.phase === 'Succeeded' || status.phase === 'Failed') return false;
+    const now = clock.now();
+    t.heldSince ??= now;
+    const left = t.heldSince + LEAN_HOLD_MS - now;
+    if (left <= 0) return false;
+    t.holdTimer ??= clock.setTimeout(() => {
+      t.holdTimer = undefined;
+      void kick(uid, t);
+    }, left);
+    return true;
+  }
+
+  function release(t: Tracked): void {
+    if (t.holdTimer !== undefined) clock.clearTimeout(t.holdTimer);
+    t.holdTimer = undefined;
+  }
 
   async function drain(uid: string, t: Tracked): Promise<void> {
     while (t.pending !== undefined && pods.get(uid) === t) {
@@ -153,6 +196,8 @@ export function createStatusSink(clients: KubeClients, nodeAddress: string, log:
       const t = pods.get(uid);
       if (!t || !pod.status) return;
       t.pending = forAPI(pod.status, nodeAddress);
+      if (held(uid, t, t.pending)) return;
+      release(t);
       void kick(uid, t);
     },
     track(uid, namespace, name) {
@@ -167,19 +212,22 @@ export function createStatusSink(clients: KubeClients, nodeAddress: string, log:
     untrack(uid) {
       const t = pods.get(uid);
       if (t?.retry !== undefined) clock.clearTimeout(t.retry);
+      if (t) release(t);
       pods.delete(uid);
     },
     close() {
       for (const t of pods.values()) {
         if (t.retry !== undefined) clock.clearTimeout(t.retry);
         t.retry = undefined;
+        release(t);
       }
     },
     reconcile(apiPod) {
       const uid = apiPod.metadata?.uid ?? '';
       const t = pods.get(uid);
       // A write in flight answers for itself; the watch may still be showing the one before it.
-      if (!t || t.inFlight) return;
+      // A held status (lean writes) waits for its pod's Ready or its hold.
+      if (!t || t.inFlight || t.holdTimer !== undefined) return;
       if (t.pending === undefined) {
         if (t.last === undefined || conditionsByNodeEqual(t.last, apiPod.status)) return;
         // needsReconcile → syncPod: the status this node holds is written again.

@@ -11,7 +11,7 @@
  * it compares with `initialDelaySeconds` fall a little short of whole periods.
  */
 import type { Container, Pod } from '../api/types.js';
-import type { ContainerEvent, ContainerRuntime, ExecResult, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
+import type { ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RuntimeContainerStatus } from '../runtime/types.js';
 import { containerEvents } from '../runtime/container-events.js';
 import type { ProbeType } from '../prober/types.js';
 import { commandTimedOut } from '../spawn/index.js';
@@ -60,6 +60,18 @@ export interface SimRuntimeOptions {
    * from the pod's annotation); a pod it gives none plays `behaviours`.
    */
   behavioursFor?: (pod: Pod) => Behaviours | undefined;
+  /**
+   * Every image is on the node (a simulated node of a cluster, `probelet node --runtime
+   * simulated`): the kubelet's image manager finds it and records its `Pulled` ("already present
+   * on machine"), as a kubelet whose node has the image does; a policy `Always` pulls at once.
+   * Default: a runtime without images (`probelet simulate`), nothing pulled, no `Pulled`.
+   */
+  imagesPresent?: boolean;
+}
+
+/** The image a node with every image holds: its reference as its ID, its size unknown. */
+function presentImage(image: string): Promise<ImageInfo> {
+  return Promise.resolve({ ref: image });
 }
 
 /** The simulated runtime; also tells the probe handlers what a container's script says now. */
@@ -80,6 +92,9 @@ export class SimRuntime implements ContainerRuntime {
   private readonly podBehaviours = new Map<string, Behaviours>();
   /** Told of every container the kubelet stops (so that exits it caused are told apart). */
   onStop: ((containerID: string) => void) | undefined;
+  /** CRI `ImageStatus` and `PullImage` when every image is present (`imagesPresent`); else none, as the process runtime. */
+  readonly imageStatus: ContainerRuntime['imageStatus'];
+  readonly pullImage: ContainerRuntime['pullImage'];
 
   constructor(options: SimRuntimeOptions) {
     this.clock = options.clock;
@@ -88,6 +103,8 @@ export class SimRuntime implements ContainerRuntime {
     this.startLatency = options.startLatency;
     this.sandboxLatency = options.sandboxLatency;
     this.behavioursFor = options.behavioursFor;
+    this.imageStatus = options.imagesPresent === true ? presentImage : undefined;
+    this.pullImage = options.imagesPresent === true ? presentImage : undefined;
   }
 
   /** The behaviours a pod's containers play: its own, else the runtime's. */

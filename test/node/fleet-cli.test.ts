@@ -1,5 +1,5 @@
 /**
- * `probelet node --fleet` and `--shard`'s bad input, without a cluster: exit 2, every problem
+ * `probelet node --fleet`, `--shard` and `--lean-writes`' bad input, without a cluster: exit 2, every problem
  * of the fleet file named by file:line and field, before anything starts.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,5 +46,10 @@ describe('probelet node --fleet / --shard: bad input', () => {
     expect((await node(['--runtime', 'simulated', '--fleet', file, '--shard', '3/3'])).err).toBe(
       'probelet: --shard 3/3: the fleet has 2 node(s), so slice 3 holds none: use at most 2 slices\n',
     );
+  });
+
+  it('--lean-writes only with --runtime simulated (a real node writes what the kubelet writes)', async () => {
+    expect(await node(['--lean-writes'])).toEqual({ code: 2, err: 'probelet: --lean-writes needs --runtime simulated (a real node writes what the kubelet writes)\n' });
+    expect(await node(['--runtime', 'cri', '--lean-writes'])).toMatchObject({ code: 2 });
   });
 });

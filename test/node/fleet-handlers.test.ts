@@ -111,6 +111,12 @@ describe('probe targets of a fleet answer as its behaviours say, in the kubeletâ
     expect(ready(pod('http-late'))).toBe(true);
     expect(events('http-late').filter((e) => e.startsWith('Unhealthy'))).toEqual([]);
     expect(ready(pod('http-redirect'))).toBe(true);
+    // A fleet's node has every image: the kubelet's start events, Pulled as for an image already there.
+    expect(events('http-late').slice(0, 3)).toEqual([
+      'Pulled: Container image "example/app:2" already present on machine and can be accessed by the pod',
+      'Created: Container created',
+      'Started: Container started',
+    ]);
   });
 
   it('TCP, gRPC and exec', async () => {

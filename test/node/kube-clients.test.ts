@@ -16,7 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHeartbeat } from '../../src/node/heartbeat.js';
-import { POD_CONNECTIONS, kubeClientsFrom, strategicMergePatch, type KubeClients } from '../../src/node/kube.js';
+import { POD_CONNECTIONS, heartbeatConnections, kubeClientsFrom, strategicMergePatch, type KubeClients } from '../../src/node/kube.js';
 import { FakeClock } from '../../src/util/clock.js';
 
 function selfSigned(): { key: Buffer; cert: Buffer } {
@@ -153,6 +153,12 @@ describe('the node agent’s API clients', () => {
       'GET /api/v1/namespaces/ns/pods/p',
     ]);
     expect(s.connections()).toBe(1);
+  });
+});
+
+describe('a fleet’s heartbeat connections', () => {
+  it('grow with its nodes, one per ten (500 nodes renew 50 Leases a second), never fewer than a node’s 8', () => {
+    expect([1, 80, 81, 500, 10_000].map(heartbeatConnections)).toEqual([8, 8, 9, 50, 1000]);
   });
 });
 

@@ -71,7 +71,7 @@ describe('the status sink against the API', () => {
     const clock = new FakeClock(0);
     const api = fakeApi();
     const lines: string[] = [];
-    const sink = createStatusSink(api.clients, '10.0.0.1', (line) => lines.push(line), clock);
+    const sink = createStatusSink(api.clients, '10.0.0.1', (line) => lines.push(line), { clock });
     sink.track('u1', 'ns', 'p');
     api.fail.next = true;
     sink.offer(pod(ready('True')));

@@ -26,7 +26,8 @@ export interface SimulatedParts {
  * `behavioursOf` gives a pod's behaviours, asked once when its sandbox is made.
  */
 export function simulatedParts(clock: Clock, index: number, behavioursOf: (pod: Pod) => Behaviours | undefined): SimulatedParts {
-  const runtime = new SimRuntime({ clock, behaviours: new Map(), idBase: index * NODE_ID_SPAN, behavioursFor: behavioursOf });
+  // Its nodes have every image, so the kubelet's `Pulled` ("already present on machine") is recorded as on a real node.
+  const runtime = new SimRuntime({ clock, behaviours: new Map(), idBase: index * NODE_ID_SPAN, behavioursFor: behavioursOf, imagesPresent: true });
   return {
     runtime,
     prober: (recorder) =>
