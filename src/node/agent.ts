@@ -15,6 +15,7 @@ import type { ContainerRuntime } from '../runtime/types.js';
 import { realClock, realRandom, type Clock } from '../util/clock.js';
 import { createEventSink, isRoutineStartEvent, type EventSink } from './event-sink.js';
 import { startHeartbeat, type Heartbeat } from './heartbeat.js';
+import type { LeaseHost } from './lease/controller.js';
 import { startNodeHealth, type NodeHealthOptions } from './node-health.js';
 import { createNodeEventRecorder, STARTING_MESSAGE, STARTING_REASON, statusEventMessage } from './node-events.js';
 import { errorMessage, httpStatus, type KubeClients } from './kube.js';
@@ -54,6 +55,8 @@ export interface NodeAgentOptions extends NodeIdentity {
   flightRecorder?: boolean;
   /** Aborting it gives up a registration still being retried (the node is stopped before it joined). */
   signal?: AbortSignal;
+  /** Where the node's Lease is renewed (default: on this event loop; the command gives its lease thread). */
+  leases?: LeaseHost;
   /** The machine's stats for the pressure conditions (readMachineStats); none: never under pressure (a simulated fleet). */
   machineStats?: NodeHealthOptions['machineStats'];
   /** `serializeImagePulls` / `maxParallelImagePulls` (default: one pull at a time). */
@@ -145,6 +148,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       health: () => health.current(),
       onConditionChange: (reason) => nodeEvents.record(reason, statusEventMessage(name, reason)),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.leases ? { leases: options.leases } : {}),
     });
   } catch (err) {
     health.close();

@@ -1,36 +1,21 @@
 /**
  * Registration and the two heartbeats of a kubelet (`registerWithAPIServer`, the node lease
  * controller, `syncNodeStatus`): the Node is created (or the existing one adopted), its
- * Lease in `kube-node-lease` is renewed every 10 s, and its status is reported every 10 s
- * when it changed, else every 5 minutes. A failed call is logged and tried again at the next
+ * Lease in `kube-node-lease` is renewed every 10 s (lease/controller.ts, on a thread of its
+ * own where the caller gives one), and its status is reported every 10 s when it changed,
+ * else every 5 minutes. A failed call is logged and tried again at the next
  * tick; nothing here ever stops the node.
  */
-import type { V1Lease, V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
 import type { Node, NodeStatus, Taint } from 'kubernetes-types/core/v1.js';
-import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import type { Clock } from '../util/clock.js';
 import { errorMessage, httpStatus, plain, strategicMergePatch, withTimeout, type KubeClients } from './kube.js';
+import { HEARTBEAT_TIMEOUT_MS, NODE_STATUS_UPDATE_FREQUENCY_MS, inThreadLeases, type LeaseHost, type LeaseRenewals } from './lease/controller.js';
 import { conditionChangeReasons } from './node-events.js';
 import { initialNode, nodeStatus, statusFingerprint, type NodeHealth, type NodeIdentity } from './node-object.js';
 
-/** `kube-node-lease`: where every node's Lease lives. */
-export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
-/** The kubelet's `nodeLeaseDurationSeconds` default. */
-export const NODE_LEASE_DURATION_SECONDS = 40;
-/** The lease controller renews at a quarter of the duration: 10 s. */
-export const LEASE_RENEW_INTERVAL_MS = (NODE_LEASE_DURATION_SECONDS * 1000) / 4;
-/** `nodeStatusUpdateFrequency`: how often the status is computed (and sent if it changed). */
-export const NODE_STATUS_UPDATE_FREQUENCY_MS = 10_000;
 /** `nodeStatusReportFrequency`: an unchanged status is still reported this often. */
 export const NODE_STATUS_REPORT_FREQUENCY_MS = 5 * 60_000;
-/**
- * The heartbeat client's timeout (`cmd/kubelet/app/server.go`): the smaller of
- * `nodeStatusUpdateFrequency` and the lease duration. A renewal the API server does not
- * answer is given up and tried again, instead of holding the next one back.
- */
-export const HEARTBEAT_TIMEOUT_MS = Math.min(NODE_STATUS_UPDATE_FREQUENCY_MS, NODE_LEASE_DURATION_SECONDS * 1000);
-/** The lease controller's `maxUpdateRetries`: immediate tries of a renewal before it waits for the next tick. */
-export const MAX_LEASE_UPDATE_RETRIES = 5;
 
 export interface Heartbeat {
   /** The registered Node's UID. */
@@ -39,7 +24,7 @@ export interface Heartbeat {
    * Lease renewals written so far, and the longest time between two of them (the first
    * counted from the registration): how late a renewal came, for the benchmark and logs.
    */
-  renewals(): { count: number; longestGapMs: number };
+  renewals(): LeaseRenewals;
   /** Stops both loops (the Lease simply expires; the node lifecycle controller marks the node NotReady). */
   close(): void;
 }
@@ -53,6 +38,8 @@ export interface HeartbeatOptions {
   signal?: AbortSignal;
   /** What the conditions are computed from at each status computation (default: healthy). */
   health?: () => NodeHealth;
+  /** Where the node's lease controller runs (default: on this event loop, over `clients.heartbeat`). */
+  leases?: LeaseHost;
   /** Told each condition change a kubelet records as an event (`NodeReady`, `NodeHasDiskPressure`, …), once the status carrying it is written. */
   onConditionChange?: (reason: string) => void;
 }
@@ -60,11 +47,6 @@ export interface HeartbeatOptions {
 /** `registerWithAPIServer`'s back-off between attempts: 100 ms doubling to 7 s. */
 const REGISTER_BACKOFF_INITIAL_MS = 100;
 const REGISTER_BACKOFF_MAX_MS = 7_000;
-
-/** `metav1.MicroTime` on the wire: RFC 3339 with microseconds. */
-export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/Z$/, '000Z');
-}
 
 /** Whole seconds, as `metav1.Time` is serialized. */
 function kubeTime(ms: number): string {
@@ -77,83 +59,10 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbe
   const node = await registerUntilDone(options);
   const uid = node.metadata?.uid ?? '';
   let closed = false;
-  let lease: Lease | undefined;
   let lastStatus: NodeStatus | undefined = node.status;
   let lastFingerprint = '';
   let lastReportAt = -Infinity;
-  const timers: { lease?: unknown; status?: unknown } = {};
-  let renewalCount = 0;
-  let lastRenewalAt = clock.now();
-  let longestGapMs = 0;
-  /** A renewal was written: how long since the last one. */
-  function renewedNow(): void {
-    const now = clock.now();
-    renewalCount++;
-    longestGapMs = Math.max(longestGapMs, now - lastRenewalAt);
-    lastRenewalAt = now;
-  }
-
-  const leases = clients.heartbeat.coordination;
-  const timeout = withTimeout(HEARTBEAT_TIMEOUT_MS);
-
-  /** The lease controller's `newLease`: this node's Lease, renewed now, over the version last seen. */
-  function renewed(base: Lease | undefined): V1Lease {
-    const name = identity.name;
-    const lease: Lease = {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: {
-        ...base?.metadata,
-        name,
-        namespace: NODE_LEASE_NAMESPACE,
-        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name, uid }],
-      },
-      spec: { holderIdentity: name, leaseDurationSeconds: NODE_LEASE_DURATION_SECONDS, renewTime: microTime(clock.now()) },
-    };
-    return lease as unknown as V1Lease;
-  }
-
-  /** `ensureLease`: the stored Lease, or a new one (then `created`: no update needed). */
-  async function ensureLease(): Promise<{ lease: Lease; created: boolean }> {
-    const name = identity.name;
-    try {
-      return { lease: plain<Lease>(await leases.readNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE }, timeout)), created: false };
-    } catch (err) {
-      if (httpStatus(err) !== 404) throw err;
-      const created = await leases.createNamespacedLease({ namespace: NODE_LEASE_NAMESPACE, body: renewed(undefined) }, timeout);
-      return { lease: plain<Lease>(created), created: true };
-    }
-  }
-
-  /**
-   * The lease controller's `sync`: an update over the version last written (no read first),
-   * tried up to {@link MAX_LEASE_UPDATE_RETRIES} times at once (a conflict reads the Lease
-   * afresh); a Lease that is missing is created. A renewal that still fails waits for the
-   * next tick, logged.
-   */
-  async function renewLease(): Promise<void> {
-    const name = identity.name;
-    let failure: unknown;
-    for (let attempt = 0; attempt < MAX_LEASE_UPDATE_RETRIES && !closed; attempt++) {
-      try {
-        if (lease === undefined) {
-          const ensured = await ensureLease();
-          lease = ensured.lease;
-          if (ensured.created) return renewedNow();
-        }
-        lease = plain<Lease>(await leases.replaceNamespacedLease({ name, namespace: NODE_LEASE_NAMESPACE, body: renewed(lease) }, timeout));
-        return renewedNow();
-      } catch (err) {
-        failure = err;
-        // A conflict (someone else wrote it) or a lost Lease: read it afresh.
-        if (httpStatus(err) === 409 || httpStatus(err) === 404) lease = undefined;
-      }
-    }
-    lease = undefined;
-    if (failure !== undefined) {
-      log(`node ${name}: renewing its Lease in ${NODE_LEASE_NAMESPACE} failed ${MAX_LEASE_UPDATE_RETRIES} times: ${errorMessage(failure)} (retrying in ${LEASE_RENEW_INTERVAL_MS / 1000} s)`);
-    }
-  }
+  let statusTimer: unknown;
 
   async function syncStatus(): Promise<void> {
     const now = clock.now();
@@ -171,24 +80,24 @@ export async function startHeartbeat(options: HeartbeatOptions): Promise<Heartbe
     }
   }
 
-  function loop(key: 'lease' | 'status', work: () => Promise<void>, intervalMs: number): void {
+  function statusLoop(): void {
     if (closed) return;
-    void work().finally(() => {
-      if (!closed) timers[key] = clock.setTimeout(() => loop(key, work, intervalMs), intervalMs);
+    void syncStatus().finally(() => {
+      if (!closed) statusTimer = clock.setTimeout(statusLoop, NODE_STATUS_UPDATE_FREQUENCY_MS);
     });
   }
 
   await syncStatus();
-  await renewLease();
-  timers.status = clock.setTimeout(() => loop('status', syncStatus, NODE_STATUS_UPDATE_FREQUENCY_MS), NODE_STATUS_UPDATE_FREQUENCY_MS);
-  timers.lease = clock.setTimeout(() => loop('lease', renewLease, LEASE_RENEW_INTERVAL_MS), LEASE_RENEW_INTERVAL_MS);
+  const leases = options.leases ?? inThreadLeases(clients.heartbeat.coordination, clock, log);
+  const lease = await leases.start(identity.name, uid);
+  statusTimer = clock.setTimeout(statusLoop, NODE_STATUS_UPDATE_FREQUENCY_MS);
   return {
     uid,
-    renewals: () => ({ count: renewalCount, longestGapMs }),
+    renewals: () => lease.renewals(),
     close: () => {
       closed = true;
-      clock.clearTimeout(timers.lease);
-      clock.clearTimeout(timers.status);
+      lease.close();
+      clock.clearTimeout(statusTimer);
     },
   };
 }

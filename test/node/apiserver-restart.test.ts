@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import type { NodeAgent } from '../../src/node/agent.js';
-import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
+import { NODE_LEASE_NAMESPACE } from '../../src/node/lease/controller.js';
 import { plain, type KubeClients } from '../../src/node/kube.js';
 import { adminClientsVia, clusterClients, deleteNodeObjects, describeCluster, startProcessNode, isReady, runningPods, testNamespace, until } from './helpers.js';
 

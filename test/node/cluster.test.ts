@@ -12,7 +12,7 @@ import { AppsV1Api, DiscoveryV1Api, type V1Deployment, type V1Service } from '@k
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Event, Pod } from '../../src/api/types.js';
 import type { NodeAgent } from '../../src/node/agent.js';
-import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
+import { NODE_LEASE_NAMESPACE } from '../../src/node/lease/controller.js';
 import { plain, type KubeClients } from '../../src/node/kube.js';
 import { detectNodeAddress } from '../../src/node/node-object.js';
 import { clusterClients, deleteNodeObjects, describeCluster, startProcessNode, isReady, testNamespace, until } from './helpers.js';

@@ -14,7 +14,7 @@ import type { Node, NodeCondition } from 'kubernetes-types/core/v1.js';
 import type { Event } from '../../src/api/types.js';
 import { startNodeAgent } from '../../src/node/agent.js';
 import { DEFAULT_EVICTION_HARD, PRESSURE_TRANSITION_PERIOD_MS, createPressureTracker, parseEvictionHard } from '../../src/node/eviction.js';
-import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
+import { NODE_LEASE_NAMESPACE } from '../../src/node/lease/controller.js';
 import { conditionChangeReasons } from '../../src/node/node-events.js';
 import { plain } from '../../src/node/kube.js';
 import { memoryStats, readMachineStats, rlimitStats, type MachineStats } from '../../src/node/machine-stats.js';

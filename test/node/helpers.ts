@@ -14,7 +14,7 @@ import { AppsV1Api, KubeConfig, type V1Namespace, type V1Pod } from '@kubernetes
 import type { Event, Pod } from '../../src/api/types.js';
 import type { Kubelet } from '../../src/kubelet/kubelet.js';
 import { startNodeAgent, type NodeAgent, type NodeAgentOptions } from '../../src/node/agent.js';
-import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
+import { NODE_LEASE_NAMESPACE } from '../../src/node/lease/controller.js';
 import { kubeClientsFrom, loadKubeClients, plain, type KubeClients } from '../../src/node/kube.js';
 import { detectNodeAddress } from '../../src/node/node-object.js';
 import { createProcessRuntime } from '../../src/runtime/process-runtime.js';

@@ -1,7 +1,7 @@
 /** The objects a probelet node writes, built without a cluster: Node, its status, a pod's status for the API, volumes dropped. */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
-import { microTime } from '../../src/node/heartbeat.js';
+import { microTime } from '../../src/node/lease/controller.js';
 import { goArch, initialNode, kubeletVersion, nodeStatus, statusFingerprint, type NodeIdentity } from '../../src/node/node-object.js';
 import { forAPI, statusPatch } from '../../src/node/status-sink.js';
 import { volumesNotMountedMessage, withoutVolumes } from '../../src/node/volumes.js';

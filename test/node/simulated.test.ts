@@ -10,7 +10,7 @@ import { Command } from 'commander';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types.js';
 import { registerNodeCommand } from '../../src/cli/node.js';
-import { NODE_LEASE_NAMESPACE } from '../../src/node/heartbeat.js';
+import { NODE_LEASE_NAMESPACE } from '../../src/node/lease/controller.js';
 import { plain, type KubeClients } from '../../src/node/kube.js';
 import { clusterClients, deleteNodeObjects, describeCluster, testNamespace, until } from './helpers.js';
 
