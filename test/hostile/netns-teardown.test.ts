@@ -1,10 +1,10 @@
 /**
- * No pod network namespace outlives the private containerd (`npm run cri:up`/`cri:down`), in
- * the two ways one did: (1) `ip netns add` — podman does the same — run after a sandbox was
- * made binds /run/netns over itself, the sandbox's netns is then mounted twice, and
- * containerd's StopPodSandbox fails ("remove netns: unlinkat …: device or resource busy"):
- * 54 netns were left so on a dev machine; (2) containerd killed between stopping a sandbox and
- * removing its netns. Either way `cri-down` must leave nothing of the instance behind: no netns
+ * No pod network namespace outlives the private containerd (`npm run cri:up`/`cri:down`):
+ * (1) `ip netns add` — podman does the same — run after a sandbox was made binds /run/netns
+ * over itself, the sandbox's netns is then mounted twice, and containerd's StopPodSandbox
+ * fails ("remove netns: unlinkat …: device or resource busy"): 54 netns were left so on a dev
+ * machine; (2) containerd killed between stopping a sandbox and removing its netns, which
+ * leaves a netns that no running task names either. Either way `cri-down` must leave nothing of the instance behind: no netns
  * (file or mount), directory, bridge or process.
  *
  * All of it runs in a mount namespace of this test's own (a process of `unshare -m` holds it,
