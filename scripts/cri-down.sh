@@ -3,7 +3,8 @@
 # see cri-instance.sh), leaving no process, mount, netns, bridge, cgroup, CNI result or
 # directory of that instance behind, whether containerd is alive (pods removed through the
 # CRI, which frees their netns and IPs) or was killed with pods still running (runc, shims
-# and netns cleaned by hand). Never touches another instance's bridge, results or cgroups.
+# and netns cleaned by hand), nor a netns its state names (a teardown that failed). Never
+# touches another instance's bridge, results, cgroups or netns.
 # Refuses while another process (a probelet run, a kubelet, crictl) is connected to the
 # instance's socket; PROBELET_CRI_FORCE=1 tears down anyway. Safe to run when nothing is up.
 set -uo pipefail
@@ -77,10 +78,26 @@ for shim in $(pgrep -f "containerd-shim.*-address $SOCK" 2>/dev/null); do kill -
 TASKS="$W/state/io.containerd.runtime.v2.task"
 if [ -d "$TASKS" ]; then
   for id in $(ls "$TASKS"/*/ 2>/dev/null); do rm -f /var/lib/cni/results/*-"$id"-* 2>/dev/null; done
-  for ns in $(grep -ho '/var/run/netns/cni-[0-9a-f-]*\|/run/netns/cni-[0-9a-f-]*' "$W"/state/io.containerd.runtime.v2.task/*/*/config.json 2>/dev/null | sort -u); do
-    ip netns del "$(basename "$ns")" 2>/dev/null
-  done
 fi
+# The network namespaces this instance made and did not remove — a sandbox whose teardown
+# failed, a containerd killed between stopping a sandbox and removing its netns: every one its
+# own state names (the running tasks' specs, and its metadata, which keeps each sandbox's spec
+# with its netns path until the sandbox is removed). The names are random per sandbox, so a
+# name found there is this instance's; no other netns in /run/netns is touched.
+META="$W/root/io.containerd.metadata.v1.bolt/meta.db"
+netns_paths() {
+  cat "$TASKS"/*/*/config.json "$META" 2>/dev/null | grep -ao '/run/netns/cni-[0-9a-f]\{8\}-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{12\}' | sort -u
+}
+netns_left=0
+for ns in $(netns_paths); do
+  f="/run/netns/$(basename "$ns")"
+  [ -e "$f" ] || continue
+  for _ in 1 2 3; do mountpoint -q "$f" || break; umount "$f" 2>/dev/null || break; done
+  if ! rm -f "$f" 2>/dev/null || [ -e "$f" ]; then
+    log "could not remove $f (a netns of this instance): it is still mounted beneath a later mount of /run/netns ($(awk '$5 == "/run/netns" { print "mount " $1 }' /proc/self/mountinfo | head -1)); it goes at the next reboot, or once that mount is undone"
+    netns_left=$((netns_left + 1))
+  fi
+done
 # CNI results are named <network>-<container id>-<interface>.
 rm -f /var/lib/cni/results/"$NETNAME"-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]*-* 2>/dev/null
 rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null
@@ -112,6 +129,10 @@ done
 left="$(pgrep -f "containerd.*$W/" 2>/dev/null || true)"
 if [ -n "$left" ]; then
   log "processes still running: $left"
+  exit 1
+fi
+if [ "$netns_left" -gt 0 ]; then
+  log "instance ${CRI_INSTANCE:-default} down, but $netns_left of its network namespaces are left (above)"
   exit 1
 fi
 log "instance ${CRI_INSTANCE:-default} done"

@@ -110,7 +110,26 @@ cat >"$W/cni/net.d/10-probelet.conflist" <<JSON
 }
 JSON
 
-# 3. containerd, detached from this shell's session so it outlives `npm run`.
+# 3. /run/netns, where containerd mounts each pod's network namespace, made a shared mount
+# point of its own before the first one — what `ip netns add` and podman do the first time
+# they find it is none, binding it over itself recursively: every netns mounted before that
+# is then mounted twice, containerd's teardown unmounts only the upper one, and its unlink
+# fails ("remove netns: unlinkat /var/run/netns/cni-…: device or resource busy"), which
+# leaves the sandbox and its netns behind. Once it is a mount point nothing binds over it.
+# Not done while namespaces are mounted in a /run/netns that is no mount point (binding then
+# would do to them what it is meant to prevent): said, and left as it is.
+NETNS_DIR=/run/netns
+mkdir -p "$NETNS_DIR"
+if ! mountpoint -q "$NETNS_DIR"; then
+  if awk -v d="$NETNS_DIR/" 'index($2, d) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
+    log "warning: $NETNS_DIR holds mounted network namespaces but is no mount point: left as it is; a later \`ip netns add\` or podman binds it over them, and their teardown then fails (device or resource busy)"
+  else
+    mount --bind "$NETNS_DIR" "$NETNS_DIR"
+  fi
+fi
+mountpoint -q "$NETNS_DIR" && mount --make-shared "$NETNS_DIR"
+
+# 4. containerd, detached from this shell's session so it outlives `npm run`.
 if running; then
   log "containerd already running (pid $(cat "$W/containerd.pid"))"
   # The config it was started with (config.toml is rewritten above): one from before
@@ -136,7 +155,7 @@ if ! ctr_ plugins ls 2>/dev/null | grep -E 'io\.containerd\.grpc\.v1[[:space:]]+
   exit 1
 fi
 
-# 4. Images, built and imported once (a docker-archive tar: manifest.json, config, layer.tar).
+# 5. Images, built and imported once (a docker-archive tar: manifest.json, config, layer.tar).
 case "$(uname -m)" in x86_64) ARCH=amd64 ;; aarch64) ARCH=arm64 ;; *) ARCH="$(uname -m)" ;; esac
 
 # import_image REF ROOTFS_DIR CMD_JSON

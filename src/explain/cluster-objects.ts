@@ -86,13 +86,18 @@ export function clusterObject(kind: Kind | { kind: string; apiVersion: string; p
   };
 }
 
-/** Every object of a list, page by page, as the API server sent it (see api-get.ts). */
+/**
+ * Every object of a list, page by page, as the API server sent it (see api-get.ts). A server
+ * that hands back the token it was given would page forever: that is an error, not a loop.
+ */
 async function listAll(clients: ReadClients, path: string, labelSelector: string | undefined, each: (raw: Record<string, unknown>) => void): Promise<void> {
   let token: string | undefined;
   do {
     const page = (await clients.get(path, { labelSelector, limit: String(PAGE), continue: token })) as Page;
     for (const item of page.items ?? []) each(item);
-    token = page.metadata?.continue;
+    const next = page.metadata?.continue;
+    if (next && next === token) throw new SourceError(`GET ${path}: the API server gave the same continue token again; listing it would never end`);
+    token = next;
   } while (token);
 }
 
@@ -149,8 +154,12 @@ function restartedContainers(raw: Record<string, unknown>): boolean {
 
 async function listNamespaces(clients: ReadClients): Promise<string[]> {
   try {
-    const list = (await clients.get('/api/v1/namespaces')) as { items?: { metadata?: { name?: string } }[] };
-    return (list.items ?? []).map((n) => n.metadata?.name ?? '').filter((n) => n !== '');
+    const names: string[] = [];
+    await listAll(clients, '/api/v1/namespaces', undefined, (n) => {
+      const name = (n['metadata'] as { name?: string } | undefined)?.name ?? '';
+      if (name !== '') names.push(name);
+    });
+    return names;
   } catch (err) {
     throw sourceError(err, 'namespaces', clients.server);
   }

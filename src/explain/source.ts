@@ -54,6 +54,8 @@ export function readClients(path?: string): ReadClients {
 
 /** A failed call as a SourceError that says what to do: no such object, forbidden, or no API server. */
 export function sourceError(err: unknown, what: string, server: string): SourceError {
+  // Already says what went wrong and what to do (an answer over the size limit).
+  if (err instanceof SourceError) return err;
   const status = httpStatus(err);
   if (status === 404) return new SourceError(`${what} not found (list what is there with kubectl get ${what.split('/')[0] ?? ''} -n NAMESPACE)`);
   if (status === 403) return new SourceError(`${what}: forbidden: ${errorMessage(err)} (grant the read-only ClusterRole of examples/explain/clusterrole.yaml)`);

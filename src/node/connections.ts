@@ -94,9 +94,24 @@ function headersOf(headers: IncomingHttpHeaders): Record<string, string> {
   return out;
 }
 
-/** client-node's `HttpLibrary` over `node:http(s)`: the request's agent, headers, body and abort signal as given. */
+/** The most of one response a transport reads, and the error it ends a larger one with. */
+export interface BodyLimit {
+  maxBytes: number;
+  /** The error for the response of `url` (method and URL, as sent) that would pass `maxBytes`. */
+  tooLarge(url: string): Error;
+}
+
+/**
+ * client-node's `HttpLibrary` over `node:http(s)`: the request's agent, headers, body and abort
+ * signal as given. With a `limit`, a response that declares or sends more than its `maxBytes`
+ * is cut off there (its connection destroyed, never reused) and the call fails with
+ * `limit.tooLarge`: a server cannot make the reader hold more than that.
+ */
 export class NodeHttpLibrary implements HttpLibrary {
+  constructor(private readonly limit?: BodyLimit) {}
+
   send(context: RequestContext): Observable<ResponseContext> {
+    const limit = this.limit;
     return new Observable(
       new Promise<ResponseContext>((resolve, reject) => {
         const body = context.getBody();
@@ -119,7 +134,20 @@ export class NodeHttpLibrary implements HttpLibrary {
           },
           (res) => {
             const chunks: Buffer[] = [];
-            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            let received = 0;
+            const cutOff = (l: BodyLimit): void => {
+              req.destroy();
+              reject(l.tooLarge(`${context.getHttpMethod()} ${context.getUrl()}`));
+            };
+            if (limit !== undefined && Number(res.headers['content-length'] ?? 0) > limit.maxBytes) {
+              cutOff(limit);
+              return;
+            }
+            res.on('data', (chunk: Buffer) => {
+              received += chunk.length;
+              if (limit !== undefined && received > limit.maxBytes) cutOff(limit);
+              else chunks.push(chunk);
+            });
             res.on('error', reject);
             res.on('end', () => {
               const bytes = Buffer.concat(chunks);

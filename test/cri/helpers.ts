@@ -11,6 +11,7 @@
  * tells whether any of its processes is still alive; the CRI listings tell whether any
  * sandbox or container of the run is left.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +35,22 @@ export function criUnavailable(): string | undefined {
   if (process.getuid?.() !== 0) return 'not root (containerd needs root)';
   const socket = CRI_ENDPOINT.replace(/^unix:\/\//, '');
   if (!existsSync(socket)) return `no containerd at ${CRI_ENDPOINT} (run \`npm run cri:up\` as root)`;
+  return undefined;
+}
+
+/**
+ * Why a test cannot start a containerd instance of its own (`scripts/cri-up.sh --name …`), or
+ * undefined when it can; `tools` are the other commands it needs.
+ */
+export function ownContainerdUnavailable(tools: readonly string[] = []): string | undefined {
+  if (process.getuid?.() !== 0) return 'not root (containerd needs root)';
+  for (const tool of ['containerd', 'runc', ...tools]) {
+    try {
+      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+    } catch {
+      return `${tool} is not installed${tool === 'containerd' || tool === 'runc' ? ' (npm run cri:up installs it)' : ''}`;
+    }
+  }
   return undefined;
 }
 

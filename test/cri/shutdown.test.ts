@@ -2,16 +2,16 @@
  * `probelet run --runtime cri` as a real child process on containerd: the example
  * Deployment becomes Ready on its pod IP and is restarted by its liveness probe; Ctrl-C (graceful) and a second Ctrl-C (forced)
  * both leave nothing behind — no sandbox or container of the run in the CRI listings, no
- * container process, no pod network namespace.
+ * container process, no pod network namespace (the signal scenario is every runtime's:
+ * test/cli/run-signals.ts; the network namespace is checked here).
  */
 import { readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterEach, expect, it, vi } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { createCriClient } from '../../src/runtime/cri/client.js';
 import { PID_LABEL } from '../../src/runtime/cri/pod-config.js';
-import { aliveWithMarker } from '../helpers/processes.js';
-import { exitCode, nothingLeft, readyPod, scratch, startRun, type Scratch } from '../cli/run-child.js';
-import { httpdDeployment } from '../helpers/httpd-deployment.js';
+import { exitCode, readyPod, scratch, startRun, type Scratch } from '../cli/run-child.js';
+import { signalStop, type RunRuntime } from '../cli/run-signals.js';
 import { CRI_ENDPOINT, describeCri } from './helpers.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/cri/deployment.yaml', import.meta.url));
@@ -84,34 +84,22 @@ describeCri('cri: probelet run --runtime cri', () => {
     expect(await listedFor(pid)).toEqual([]);
   }, 75_000);
 
+  const cri: RunRuntime = {
+    args: (file) => [file, '--runtime', 'cri', '--cri-endpoint', CRI_ENDPOINT, '--listen', '127.0.0.1:0', '-o', 'json'],
+    wwwVolume: false,
+    leftIn: listedFor,
+    whileReady: (_listed, containerPids) => {
+      const netns = netnsOf(containerPids);
+      expect(netns).toHaveLength(1);
+      return () => expect(readdirSafe('/run/netns').filter((n) => netns.includes(n))).toEqual([]);
+    },
+    readyMs: 20_000,
+    exitMs: 20_000,
+  };
   for (const forced of [false, true]) {
     it(`${forced ? 'a second Ctrl-C (kill at once)' : 'Ctrl-C (graceful)'}: Ready on the pod IP, then no sandbox, container, process or netns left`, async () => {
       s = scratch();
-      const file = s.manifest('deploy.yaml', httpdDeployment(s, 'web', { ignoresTerm: forced, wwwVolume: false }));
-      const run = startRun(s, [file, '--runtime', 'cri', '--cri-endpoint', CRI_ENDPOINT, '--listen', '127.0.0.1:0', '-o', 'json']);
-      await run.waitForStdout((out) => readyPod(out) !== undefined, 20_000);
-      const pid = run.child.pid ?? 0;
-      const ready = readyPod(run.stdout());
-      // Named as the Deployment controller names its pods, with its IP on the CNI bridge.
-      expect(ready?.metadata?.name).toMatch(/^web-[a-z0-9]{8,10}-[a-z0-9]{5}$/);
-      expect(ready?.status?.podIP).toMatch(/^169\.254\.\d+\.\d+$/);
-      expect(await listedFor(pid)).not.toEqual([]);
-      const containerPids = aliveWithMarker(s.marker).map((p) => p.pid);
-      expect(containerPids.length).toBeGreaterThan(0);
-      const netns = netnsOf(containerPids);
-      expect(netns).toHaveLength(1);
-
-      run.child.kill('SIGINT');
-      if (forced) {
-        // The graceful stop would wait out the 60 s grace: the second Ctrl-C kills at once.
-        await vi.waitFor(() => expect(run.stderr()).toContain('deleting every pod gracefully'), { timeout: 10_000 });
-        run.child.kill('SIGINT');
-      }
-      expect(await exitCode(run, 20_000)).toBe(forced ? 130 : 0);
-      // probelet's own words on what it could not remove, should this ever fail (it did once in CI, 2026-11-24).
-      expect(await listedFor(pid), `left in the CRI; probelet's stderr:\n${run.stderr()}`).toEqual([]);
-      expect(await nothingLeft(s.marker)).toBe(true);
-      expect(readdirSafe('/run/netns').filter((n) => netns.includes(n))).toEqual([]);
+      await signalStop(s, cri, 'SIGINT', forced);
     }, 40_000);
   }
 });

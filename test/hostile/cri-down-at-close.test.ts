@@ -18,25 +18,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { eventually } from '../helpers/processes.js';
 import { exitCode, markerVar, runLines, scratch, startRun, type Scratch } from '../cli/run-child.js';
-import { BUSYBOX, describeCri } from '../cri/helpers.js';
+import { BUSYBOX, describeCri, ownContainerdUnavailable } from '../cri/helpers.js';
 
 const SCRIPTS = fileURLToPath(new URL('../../scripts/', import.meta.url));
 const INSTANCE = process.env.PROBELET_HOSTILE_CRI_INSTANCE ?? 'hostile-down';
 /** cri-instance.sh's directory of a named instance (PROBELET_CRI_DIR unset). */
 const INSTANCE_DIR = `/tmp/probelet-cri-${INSTANCE}`;
-
-/** Why this test cannot start a containerd of its own, or undefined. */
-function ownContainerdUnavailable(): string | undefined {
-  if (process.getuid?.() !== 0) return 'not root (containerd needs root)';
-  for (const tool of ['containerd', 'runc']) {
-    try {
-      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
-    } catch {
-      return `${tool} is not installed (npm run cri:up installs it)`;
-    }
-  }
-  return undefined;
-}
 
 let s: Scratch | undefined;
 afterEach(() => {
@@ -98,5 +85,5 @@ describeCri(
       expect(code).toBe(2);
     }, 120_000);
   },
-  ownContainerdUnavailable,
+  () => ownContainerdUnavailable(),
 );

@@ -15,6 +15,32 @@ function record(): PodRecord {
   return { uid: 'u', pod: { metadata: { name: 'p' } }, dirty: false, syncing: undefined, lifecycle: 'sync', timer: undefined, timerDue: Infinity, lastSyncEndMs: undefined } as unknown as PodRecord;
 }
 
+/**
+ * A pod worker on a FakeClock whose first sync, `depth` microtask turns after it returned,
+ * asks for another (what a sync sets off that comes back a few turns later: a probe result,
+ * a runtime event); `syncs` is when each sync began.
+ */
+function worker(depth: number, relistPhaseMs: number | undefined): { clock: FakeClock; syncs: number[]; start(): void } {
+  const clock = new FakeClock(0, { settle: 'microtasks' });
+  const rec = record();
+  const syncs: number[] = [];
+  const ctx = {
+    clock,
+    random: () => 0,
+    syncBatching: 'microtask' as const,
+    relistPhaseMs,
+    closed: false,
+    warn: () => undefined,
+    syncTerminatingPod: () => Promise.resolve(),
+    syncPod: (): Promise<void> => {
+      syncs.push(clock.now());
+      if (syncs.length === 1) afterMicrotasks(depth, () => requestSync(ctx, rec));
+      return Promise.resolve();
+    },
+  };
+  return { clock, syncs, start: () => requestSync(ctx, rec) };
+}
+
 /** `fn` after `depth` microtask turns. */
 function afterMicrotasks(depth: number, fn: () => void): void {
   let p = Promise.resolve();
@@ -27,25 +53,8 @@ describe('requestSync (the pod worker)', () => {
     // The next sync must come well before the resync would have taken the request up.
     expect(SYNC_FREQUENCY_MS).toBeGreaterThan(1_000);
     for (let depth = 0; depth <= 12; depth++) {
-      const clock = new FakeClock(0, { settle: 'microtasks' });
-      const rec = record();
-      const syncs: number[] = [];
-      const ctx = {
-        clock,
-        random: () => 0,
-        syncBatching: 'microtask' as const,
-        relistPhaseMs: undefined,
-        closed: false,
-        warn: () => undefined,
-        syncTerminatingPod: () => Promise.resolve(),
-        syncPod: (): Promise<void> => {
-          syncs.push(clock.now());
-          // What a sync sets off that comes back a few turns after it returned (a probe result, a runtime event).
-          if (syncs.length === 1) afterMicrotasks(depth, () => requestSync(ctx, rec));
-          return Promise.resolve();
-        },
-      };
-      requestSync(ctx, rec);
+      const { clock, syncs, start } = worker(depth, undefined);
+      start();
       // Well short of the resync: only an immediate sync counts.
       await clock.advance(1_000);
       expect(syncs, `a request ${depth} microtask turns after the sync returned`).toEqual([0, 0]);
@@ -53,24 +62,8 @@ describe('requestSync (the pod worker)', () => {
   });
 
   it('a request while the pod waits for the relist is left to the relist sync (one sync, not a busy loop)', async () => {
-    const clock = new FakeClock(0, { settle: 'microtasks' });
-    const rec = record();
-    const syncs: number[] = [];
-    const ctx = {
-      clock,
-      random: () => 0,
-      syncBatching: 'microtask' as const,
-      relistPhaseMs: 300,
-      closed: false,
-      warn: () => undefined,
-      syncTerminatingPod: () => Promise.resolve(),
-      syncPod: (): Promise<void> => {
-        syncs.push(clock.now());
-        if (syncs.length === 1) afterMicrotasks(3, () => requestSync(ctx, rec));
-        return Promise.resolve();
-      },
-    };
-    requestSync(ctx, rec);
+    const { clock, syncs, start } = worker(3, 300);
+    start();
     await clock.advance(2_000);
     // The first sync at 0; the request after it waits for the first relist after that sync ended (300 ms).
     expect(syncs).toEqual([0, 300]);
