@@ -67,7 +67,7 @@ async function run(kind, name, namespace, nodes = o.nodes, measured = undefined)
   const cleanup = async () => {
     undo = undefined;
     await agent.stop();
-    await removeWindow(namespace, 120, log);
+    await removeWindow(namespace, agent.nodes, 120, log);
   };
   undo = cleanup;
   try {
