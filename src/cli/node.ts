@@ -269,7 +269,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
   if (isIP(address) === 0) throw new CliUsageError(`--node-ip ${JSON.stringify(address)}: not an IP address`);
   const { loadKubeClients } = await import('../node/kube.js');
   const { startNodeAgent } = await import('../node/agent.js');
-  const { startLeaseThread } = await import('../node/lease/thread.js');
+  const { LEASE_THREAD_MIN_NODES, startLeaseThread } = await import('../node/lease/thread.js');
   let clients: KubeClients;
   try {
     clients = loadKubeClients(flags.kubeconfig, plan.nodes.length);
@@ -289,8 +289,8 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
   const runDir = flags.runtime === 'simulated' ? undefined : await mkdtemp(join(tmpdir(), 'probelet-node-'));
   const nodes: RunningNode[] = [];
   const version = packageVersion();
-  // Every node's Lease renewed on a thread of its own, never behind the pods' work.
-  const leaseThread = startLeaseThread(clients.config, plan.nodes.length, log);
+  // A fleet's Leases renewed on a thread of their own, never behind its pods' work.
+  const leaseThread = plan.nodes.length >= LEASE_THREAD_MIN_NODES ? startLeaseThread(clients.config, plan.nodes.length, log) : undefined;
   try {
     if (plan.shard) log(`shard ${plan.shard.index}/${plan.shard.count}: ${plan.nodes.length} node(s) of the fleet (${plan.nodes.map((n) => n.name).join(', ')})`);
     for (const { name, pool, index } of plan.nodes) {
@@ -305,7 +305,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
       nodes.push(node);
       const common: CommonOptions = {
         clients,
-        leases: leaseThread,
+        ...(leaseThread ? { leases: leaseThread } : {}),
         name,
         runtimeVersion: `probelet-${flags.runtime}://${version}`,
         probeletVersion: version,
@@ -357,7 +357,7 @@ async function runNode(flags: NodeFlags, io: CliIO, env: NodeEnvironment): Promi
     );
     if (runDir !== undefined) await rm(runDir, { recursive: true, force: true });
     clients.close();
-    await leaseThread.close();
+    await leaseThread?.close();
     const writes = nodes.reduce((sum, n) => ({ status: sum.status + (n.agent?.writes().status ?? 0), events: sum.events + (n.agent?.writes().events ?? 0) }), { status: 0, events: 0 });
     const renewals = nodes.map((n) => n.agent?.leaseRenewals() ?? { count: 0, longestGapMs: 0 });
     const leases = renewals.reduce((sum, r) => sum + r.count, 0);
