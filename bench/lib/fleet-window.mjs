@@ -53,8 +53,33 @@ export function fleetDeployment(node, namespace, replicas) {
 }
 
 /**
+ * The agent's RSS once its start-up garbage is gone: V8 gives the pages of a start (modules
+ * loaded, nodes registered) back only when its memory reducer runs, some 30-45 s after the
+ * allocations quiet down — a 25-node fleet measured 211 MB 10 s after its start, 174 MB from
+ * 50 s on. Measured too early, the idle figure held ~37 MB that the first pods then reused, and
+ * 1,000 pods looked like 14 KB a pod where 5,000 took 49. So: the smallest of a sample a second
+ * from {@link IDLE_SETTLE_S} after the last node was Ready, over {@link IDLE_SAMPLE_S} seconds (a lone
+ * or `--scale` run; side by side with kwok the windows start without the wait).
+ * @param {number} pid
+ * @param {number} readyAt
+ */
+async function settledRssMB(pid, readyAt) {
+  await sleep(Math.max(0, readyAt + IDLE_SETTLE_S * 1000 - Date.now()));
+  let least = Infinity;
+  for (let i = 0; i < IDLE_SAMPLE_S; i++) {
+    least = Math.min(least, procSample(pid)?.rssMB ?? Infinity);
+    await sleep(1000);
+  }
+  return Number.isFinite(least) ? least : NaN;
+}
+
+/** When the idle RSS is sampled after the agent's last node was Ready, and for how long (s). */
+const IDLE_SETTLE_S = 50;
+const IDLE_SAMPLE_S = 10;
+
+/**
  * @param {import('./fleet-agents.mjs').Agent} agent
- * @param {{ perNode: number, limitS: number, holdS: number }} o
+ * @param {{ perNode: number, limitS: number, holdS: number, vs?: 'kwok' | undefined }} o  with --vs kwok the idle RSS is not waited for (only the per-pod figures of a lone or --scale run use it)
  * @param {string} namespace
  * @param {(line: string) => void} log
  * @returns {Promise<import('./fleet-report.mjs').AgentWindow>}
@@ -88,7 +113,7 @@ export async function measureWindow(agent, o, namespace, log) {
   const cpu = () => ({ agent: procSample(agent.pid)?.cpuS ?? NaN, apiserver: cp.apiserver && procSample(cp.apiserver)?.cpuS, etcd: cp.etcd && procSample(cp.etcd)?.cpuS });
   try {
     await sleep(Math.max(1000, agent.readyAt + PROBE_PERIOD_S * 1000 - Date.now())); // the watches connected; no start-up jitter
-    const idleRssMB = procSample(agent.pid)?.rssMB ?? NaN;
+    const idleRssMB = o.vs === undefined ? await settledRssMB(agent.pid, agent.readyAt) : procSample(agent.pid)?.rssMB ?? NaN;
     // The metrics are read outside the CPU window (a scrape is API server work of its own).
     const before = await requestTotals();
     const cpuBefore = cpu();

@@ -128,7 +128,11 @@ describe('npm run bench -- --scenario fleet, its parts', () => {
     // Memory per pod doubling at the largest step is not flat.
     const growing = scaleReport([scaleStep(scaleWindow(1000)), scaleStep(scaleWindow(20000, 40))]);
     expect(growing.flat).toBe(false);
-    expect(growing.text).toContain('flat: memory per pod (KB): largest ÷ smallest 2 (NOT met, ≤ 1.5)');
+    expect(growing.text).toContain("flat: memory per pod (KB): the larger steps' most ÷ the smallest step's 2 (NOT met, ≤ 1.5)");
+    // A cost a unit that falls with the size is flat (fixed costs shared by more pods): only growth fails.
+    const falling = scaleReport([scaleStep(scaleWindow(20000, 40)), scaleStep(scaleWindow(40000))]);
+    expect(falling.ratios['memory per pod (KB)']).toBe(0.5);
+    expect(falling.text).toContain("flat: memory per pod (KB): the larger steps' most ÷ the smallest step's 0.5 (met, ≤ 1.5)");
   });
 });
 
