@@ -25,7 +25,6 @@ import { Writable } from 'node:stream';
 import type Dockerode from 'dockerode';
 import type { Container, Pod } from '../../api/types.js';
 import { realClock, type Clock } from '../../util/clock.js';
-import { commandTimedOut, DEFAULT_MAX_OUTPUT_BYTES } from '../../spawn/index.js';
 import { goStatusErrorText } from '../../util/go-status.js';
 import { resolveContainerEnv } from '../env.js';
 import { containerFieldPath } from '../input-error.js';
@@ -40,8 +39,10 @@ import { singleFlight } from '../single-flight.js';
 import { refreshedStatus } from '../vanished.js';
 import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RegistryAuth, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
 import { MANAGED_LABEL, NODE_LABEL, POD_UID_LABEL, RESTART_COUNT_ANNOTATION, RUN_LABEL, ownerLabels, podLogDirectory, processStartTime, type Owner } from '../cri/pod-config.js';
+import { apiMessage, apiStatus, CODE_UNKNOWN } from './api-errors.js';
 import { criLogFramer, type CriLogFramer } from './cri-log-framing.js';
 import { describeConnection, type DockerConnection } from './docker-host.js';
+import { engineExecSync } from './exec-sync.js';
 import { CONTAINER_NAME_LABEL, CONTAINER_TYPE_LABEL, DEFAULT_PAUSE_IMAGE, SANDBOX_ID_LABEL, containerCreateOptions, infraCreateOptions } from './pod-config.js';
 import { podVolumeSources, type VolumePolicy, type VolumeSource } from './volumes.js';
 import { dockerAuthConfig } from './registry-auth.js';
@@ -55,8 +56,6 @@ const VERSION_TIMEOUT_MS = 30_000;
  * busy one is slow (a `docker rm -f` took 14 s here with the machine's load at 55).
  */
 const CLEANUP_TIMEOUT_MS = 30_000;
-/** gRPC's `Unknown`: what cri-dockerd's errors carry when the kubelet words them. */
-const CODE_UNKNOWN = 2;
 /** The pod IP of a host-network pod: the node's, which probelet reports as 127.0.0.1. */
 const HOST_NETWORK_POD_IP = '127.0.0.1';
 
@@ -105,20 +104,6 @@ interface LeftPod {
   infra: Dockerode.ContainerInfo[];
   containers: Dockerode.ContainerInfo[];
   volumes: string[];
-}
-
-/** An Engine API error's status code and message (docker-modem's shape). */
-function apiStatus(err: unknown): number | undefined {
-  const code = (err as { statusCode?: unknown } | undefined)?.statusCode;
-  return typeof code === 'number' ? code : undefined;
-}
-
-/** The daemon's own words (`No such image: …`), else the error's. */
-export function apiMessage(err: unknown): string {
-  const json = (err as { json?: unknown } | undefined)?.json;
-  if (json && typeof json === 'object' && typeof (json as { message?: unknown }).message === 'string') return (json as { message: string }).message;
-  if (typeof json === 'string' && json.trim()) return json.trim();
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** A connect error in words that say what to do. */
@@ -514,48 +499,7 @@ export class DockerRuntime implements ContainerRuntime {
     const record = this.containers.get(containerID);
     if (!record) return Promise.reject(new Error(`container "${containerID}" not found`));
     // Not tracked: close() must not wait out a probe's timeout.
-    return this.exec(record, cmd, timeoutMs);
-  }
-
-  /**
-   * The exec API: create, start attached (stdout and stderr demultiplexed, each capped), wait
-   * for the end of the stream within the timeout, then read the exit code. Past the timeout
-   * the call fails as the kubelet's ExecSync does; the command itself is left to end in the
-   * container (the Engine cannot kill an exec, and neither could dockershim).
-   */
-  private async exec(record: ContainerRecord, cmd: string[], timeoutMs: number): Promise<ExecResult> {
-    const stdout = capped();
-    const stderr = capped();
-    let stream: NodeJS.ReadableStream & { destroy?: () => void };
-    let exec: Dockerode.Exec;
-    try {
-      exec = await this.docker.getContainer(record.dockerID).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
-      stream = (await exec.start({ hijack: true, stdin: false })) as typeof stream;
-    } catch (err) {
-      throw Object.assign(new Error(goStatusErrorText(CODE_UNKNOWN, apiMessage(err))), { output: '' });
-    }
-    this.docker.modem.demuxStream(stream, stdout.sink, stderr.sink);
-    const ended = new Promise<void>((resolve, reject) => {
-      stream.on('end', resolve);
-      stream.on('close', resolve);
-      stream.on('error', reject);
-    });
-    let timer: unknown;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      if (timeoutMs > 0) timer = this.clock.setTimeout(() => resolve('timeout'), timeoutMs);
-    });
-    try {
-      const outcome = await Promise.race([ended, timedOut]);
-      if (outcome === 'timeout') {
-        stream.destroy?.();
-        throw commandTimedOut(cmd, timeoutMs, '');
-      }
-    } finally {
-      this.clock.clearTimeout(timer);
-    }
-    const { ExitCode } = await exec.inspect();
-    const output = Buffer.concat([stdout.bytes(), stderr.bytes()]).subarray(0, DEFAULT_MAX_OUTPUT_BYTES).toString('utf8');
-    return { output, exitCode: ExitCode ?? 0 };
+    return engineExecSync(this.docker, record.dockerID, cmd, timeoutMs, this.clock);
   }
 
   containerLogs(containerID: string): string {
@@ -847,25 +791,6 @@ async function ignoreGone(call: Promise<unknown>): Promise<void> {
     const status = apiStatus(err);
     if (status !== 404 && status !== 304) throw err;
   }
-}
-
-/** A sink that keeps at most DEFAULT_MAX_OUTPUT_BYTES. */
-function capped(): { sink: Writable; bytes(): Buffer } {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  return {
-    sink: new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        if (size < DEFAULT_MAX_OUTPUT_BYTES) {
-          const part = chunk.subarray(0, DEFAULT_MAX_OUTPUT_BYTES - size);
-          chunks.push(part);
-          size += part.length;
-        }
-        done();
-      },
-    }),
-    bytes: () => Buffer.concat(chunks),
-  };
 }
 
 /** What to do about an image the daemon cannot pull (no registry reachable, unknown name). */
