@@ -9,8 +9,9 @@
  *   dockershim did. Volumes: volumes.ts.
  * - Container state is the daemon's: an inspect after every action, and a relist every second
  *   (the kubelet's PLEG) that finds the containers that exited on their own.
- * - Exec probes go through the exec API; the probe's timeout is a deadline on the call, past
- *   which the probe fails as upstream's ExecSync timeout does (`command timed out: …`).
+ * - Exec probes go through the exec API with containerd's ExecSync timeout semantics
+ *   (exec-sync.ts): the timeout bounds the command's own run, past it the probe fails as
+ *   upstream's does (`command timed out: …`).
  * - Logs come through the API (a follow stream per container) into the kubelet's log layout
  *   under `runDir`, the tail kept in memory.
  * - Everything created (containers, volumes) carries probelet's owner labels (run, PID and
