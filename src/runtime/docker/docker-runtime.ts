@@ -44,6 +44,7 @@ import { apiMessage, apiStatus, CODE_UNKNOWN } from './api-errors.js';
 import { criLogFramer, type CriLogFramer } from './cri-log-framing.js';
 import { describeConnection, type DockerConnection } from './docker-host.js';
 import { engineExecSync } from './exec-sync.js';
+import { demuxFrames, unseenFrames, type LogFrame, type LogStream } from './log-catch-up.js';
 import { CONTAINER_NAME_LABEL, CONTAINER_TYPE_LABEL, DEFAULT_PAUSE_IMAGE, SANDBOX_ID_LABEL, containerCreateOptions, infraCreateOptions } from './pod-config.js';
 import { podVolumeSources, type VolumePolicy, type VolumeSource } from './volumes.js';
 import { dockerAuthConfig } from './registry-auth.js';
@@ -162,6 +163,8 @@ export class DockerRuntime implements ContainerRuntime {
   readonly relists = true;
   /** `Docker Engine 20.10.24` or `Podman Engine 4.3.1`. */
   readonly version: string;
+  /** Podman's service, whose follow streams of logs may end before the last lines (log-catch-up.ts). */
+  private readonly isPodman: boolean;
   private readonly scheme = 'docker://';
   private readonly where: string;
   private readonly clock: Clock;
@@ -207,6 +210,7 @@ export class DockerRuntime implements ContainerRuntime {
     const components = (version as { Components?: { Name?: string; Version?: string }[] }).Components ?? [];
     const podman = components.find((c) => /podman/i.test(c.Name ?? ''));
     this.version = podman ? `${podman.Name ?? 'Podman'} ${podman.Version ?? version.Version}` : `Docker Engine ${version.Version}`;
+    this.isPodman = podman !== undefined;
     this.where = describeConnection(options.connection);
     this.clock = options.clock ?? realClock;
     this.runDir = options.runDir;
@@ -432,22 +436,43 @@ export class DockerRuntime implements ContainerRuntime {
     }
     record.logStream = stream;
     const now = (): number => this.clock.now();
-    const framers = [criLogFramer('stdout', now), criLogFramer('stderr', now)];
-    const sink = (framer: CriLogFramer): Writable =>
+    const framers: Record<LogStream, CriLogFramer> = { stdout: criLogFramer('stdout', now), stderr: criLogFramer('stderr', now) };
+    const received: Record<LogStream, number> = { stdout: 0, stderr: 0 };
+    const sink = (name: LogStream): Writable =>
       new Writable({
         write(chunk: Buffer, _encoding, done) {
-          log.write(framer.frame(chunk));
+          received[name] += chunk.length;
+          log.write(framers[name].frame(chunk));
           done();
         },
       });
-    const [stdout, stderr] = framers.map(sink) as [Writable, Writable];
-    this.docker.modem.demuxStream(stream, stdout, stderr);
+    this.docker.modem.demuxStream(stream, sink('stdout'), sink('stderr'));
+    let ended = false;
     const end = (): void => {
-      for (const framer of framers) log.write(framer.end());
-      log.close();
+      if (ended) return;
+      ended = true;
+      void this.catchUpLogs(record, received).then((missed) => {
+        for (const frame of missed) log.write(framers[frame.stream].frame(frame.payload));
+        for (const framer of Object.values(framers)) log.write(framer.end());
+        log.close();
+      });
     };
     stream.on('end', end);
     stream.on('error', end);
+  }
+
+  /**
+   * On Podman, what the ended follow stream missed (log-catch-up.ts), read once without
+   * `follow`; nothing elsewhere, nor for a container forgotten meanwhile, nor when the read fails.
+   */
+  private async catchUpLogs(record: ContainerRecord, received: Readonly<Record<LogStream, number>>): Promise<LogFrame[]> {
+    if (!this.isPodman || this.containers.get(record.status.id) !== record) return [];
+    try {
+      const all = (await this.docker.getContainer(record.dockerID).logs({ follow: false, stdout: true, stderr: true, timestamps: true, abortSignal: record.logAbort?.signal })) as unknown as Buffer;
+      return unseenFrames(demuxFrames(all), received);
+    } catch {
+      return [];
+    }
   }
 
   async stopContainer(containerID: string, gracePeriodMs: number): Promise<void> {
