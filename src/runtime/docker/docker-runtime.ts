@@ -58,6 +58,8 @@ const VERSION_TIMEOUT_MS = 30_000;
  * busy one is slow (a `docker rm -f` took 14 s here with the machine's load at 55).
  */
 const CLEANUP_TIMEOUT_MS = 30_000;
+/** How long an exit waits for the container's log to be complete (logComplete). */
+const LOG_DRAIN_TIMEOUT_MS = 2_000;
 /** The pod IP of a host-network pod: the node's, which probelet reports as 127.0.0.1. */
 const HOST_NETWORK_POD_IP = '127.0.0.1';
 
@@ -98,6 +100,8 @@ interface ContainerRecord {
   logStream?: NodeJS.ReadableStream;
   /** Ends the follow request, answered or not (Podman may never answer one for a container removed silent). */
   logAbort?: AbortController;
+  /** Resolves once the log file holds all the container wrote (the follow stream ended and was caught up) and is closed. */
+  logClosed?: Promise<void>;
 }
 
 /** What an earlier run of this node left of one pod, until adopted or removed. */
@@ -399,6 +403,7 @@ export class DockerRuntime implements ContainerRuntime {
       // As containerd reports a failed start (Docker leaves it `created` with exit 127 or 126).
       Object.assign(record.status, { state: 'exited', exitCode: 128, reason: 'StartError', message: startError, finishedAt: this.clock.now() });
     }
+    if (record.status.state === 'exited') await this.logComplete(record);
     this.events.emit(record.status.state === 'exited' ? 'exited' : 'started', record.status);
     if (this.calls.closing) await ignoreGone(created.remove({ force: true }));
     return { ...record.status };
@@ -421,17 +426,24 @@ export class DockerRuntime implements ContainerRuntime {
     }
     record.log = log;
     record.logAbort = new AbortController();
+    let closed = (): void => undefined;
+    record.logClosed = new Promise((resolve) => (closed = resolve));
+    const close = (): void => {
+      log.close();
+      closed();
+    };
     // Not awaited: Podman answers a follow request only once the container wrote something.
     void container.logs({ follow: true, stdout: true, stderr: true, timestamps: true, abortSignal: record.logAbort.signal }).then(
-      (stream) => this.pipeLogs(record, log, stream as NodeJS.ReadableStream),
-      () => log.close(),
+      (stream) => this.pipeLogs(record, log, stream as NodeJS.ReadableStream, close),
+      close,
     );
   }
 
-  private pipeLogs(record: ContainerRecord, log: ContainerLog, stream: NodeJS.ReadableStream): void {
+  private pipeLogs(record: ContainerRecord, log: ContainerLog, stream: NodeJS.ReadableStream, close: () => void): void {
     if (this.containers.get(record.status.id) !== record) {
       // Forgotten (removed, closed) before the daemon answered.
       (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+      close();
       return;
     }
     record.logStream = stream;
@@ -454,7 +466,7 @@ export class DockerRuntime implements ContainerRuntime {
       void this.catchUpLogs(record, received).then((missed) => {
         for (const frame of missed) log.write(framers[frame.stream].frame(frame.payload));
         for (const framer of Object.values(framers)) log.write(framer.end());
-        log.close();
+        close();
       });
     };
     stream.on('end', end);
@@ -724,8 +736,24 @@ export class DockerRuntime implements ContainerRuntime {
     }
     const { status, exited } = refreshedStatus(record.status, info ? fromInspect(info) : undefined, this.clock.now());
     record.status = status;
-    if (emit && exited) this.events.emit('exited', record.status);
+    if (emit && exited) {
+      await this.logComplete(record);
+      this.events.emit('exited', record.status);
+    }
     return info !== undefined;
+  }
+
+  /**
+   * Waits (LOG_DRAIN_TIMEOUT_MS at most) until an exited container's log file holds all it
+   * wrote, as containerd's CRI waits for a container's output before it reports the exit: the
+   * kubelet syncs the pod on the exit, and its log then reads whole (Podman's follow stream ends
+   * a moment after the exit, and its catch-up read takes another).
+   */
+  private async logComplete(record: ContainerRecord): Promise<void> {
+    if (!record.logClosed) return;
+    let timer: unknown;
+    await Promise.race([record.logClosed, new Promise<void>((resolve) => (timer = this.clock.setTimeout(resolve, LOG_DRAIN_TIMEOUT_MS)))]);
+    this.clock.clearTimeout(timer);
   }
 }
 
