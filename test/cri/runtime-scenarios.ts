@@ -7,6 +7,8 @@
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { current, eventsWith, freePort, run, statusOf, until, waitEvent, waitRunning } from '../e2e/helpers.js';
+import { aliveWithMarker } from '../helpers/processes.js';
+import { starveCpu } from '../helpers/cgroups.js';
 import { bb, httpd, pod, sh } from './helpers.js';
 import type { RuntimeTarget } from './target.js';
 
@@ -29,6 +31,25 @@ export function runtimeScenarios(t: RuntimeTarget): void {
       const err = await h.runtime.execSync(id, ['sleep', '30'], 1000).catch((e: unknown) => e);
       expect(performance.now() - t0).toBeLessThan(15_000);
       expect(err).toMatchObject({ name: 'TimeoutError', message: 'command timed out: "sleep 30" timed out after 1s' });
+    });
+
+    it.concurrent("ExecSync's timeout bounds the command's own run: a command that closed its output and runs on times out; in a container starved of CPU, the runtime's seconds starting the process do not count", async ({ task }) => {
+      const h = await t.start(task.id);
+      run(h, pod('starved', [bb(h, 'c', sh('echo ok >/tmp/ok; exec sleep 600'))], { terminationGracePeriodSeconds: 2 }));
+      const id = (await waitRunning(h, 'starved', 'c')).containerID ?? '';
+      expect(await h.runtime.execSync(id, ['cat', '/tmp/ok'], 5000)).toEqual({ exitCode: 0, output: 'ok\n' });
+      // The end of its output is not the end of the command (containerd waits for the process).
+      const closed = await h.runtime.execSync(id, sh('exec >&- 2>&-; sleep 5'), 1000).catch((e: unknown) => e);
+      expect(closed).toMatchObject({ name: 'TimeoutError', message: 'command timed out: "sh -c exec >&- 2>&-; sleep 5" timed out after 1s' });
+      // 0.5% of a CPU: the runtime's start of an exec'd process (runc init runs in the container's
+      // cgroup) takes 5–7 s here, `cat` itself under half a second. containerd starts the timeout
+      // once the process started, so the kubelet's probe succeeds.
+      const [main] = await until(() => {
+        const found = aliveWithMarker(h.marker);
+        return found.length > 0 ? found : undefined;
+      }, 10_000);
+      starveCpu(main?.pid ?? 0, 1_000, 200_000);
+      expect(await h.runtime.execSync(id, ['cat', '/tmp/ok'], 2000)).toEqual({ exitCode: 0, output: 'ok\n' });
     });
 
     it.concurrent('each container has a PID namespace of its own (its process is PID 1, not pause) unless shareProcessNamespace; ExecSync on an exited container errors in the kubelet\'s words', async ({ task }) => {

@@ -52,6 +52,7 @@ import {
 } from './pod-config.js';
 import type * as cri from './types.js';
 import { goStatusErrorText } from '../../util/go-status.js';
+import { EXEC_DEADLINE_SLACK_MS } from '../exec-deadline.js';
 
 /** `crictl`'s and the kubelet's default endpoint. */
 export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
@@ -59,8 +60,6 @@ export const DEFAULT_CRI_ENDPOINT = 'unix:///run/containerd/containerd.sock';
 const CONNECT_TIMEOUT_MS = 5_000;
 /** Deadline of a pull (the kubelet's `--runtime-request-timeout` does not apply to pulls). */
 const PULL_TIMEOUT_MS = 10 * 60_000;
-/** Extra deadline for ExecSync beyond its own timeout, so the runtime reports the timeout itself. */
-const EXEC_DEADLINE_SLACK_MS = 10_000;
 /** How often, and how far apart, a removal refused because of a stop still settling is tried again. */
 const REMOVE_ATTEMPTS = 50;
 const REMOVE_RETRY_MS = 100;

@@ -9,8 +9,9 @@
  *   dockershim did. Volumes: volumes.ts.
  * - Container state is the daemon's: an inspect after every action, and a relist every second
  *   (the kubelet's PLEG) that finds the containers that exited on their own.
- * - Exec probes go through the exec API; the probe's timeout is a deadline on the call, past
- *   which the probe fails as upstream's ExecSync timeout does (`command timed out: …`).
+ * - Exec probes go through the exec API with containerd's ExecSync timeout semantics
+ *   (exec-sync.ts): the timeout bounds the command's own run, past it the probe fails as
+ *   upstream's does (`command timed out: …`).
  * - Logs come through the API (a follow stream per container) into the kubelet's log layout
  *   under `runDir`, the tail kept in memory.
  * - Everything created (containers, volumes) carries probelet's owner labels (run, PID and
@@ -25,7 +26,6 @@ import { Writable } from 'node:stream';
 import type Dockerode from 'dockerode';
 import type { Container, Pod } from '../../api/types.js';
 import { realClock, type Clock } from '../../util/clock.js';
-import { commandTimedOut, DEFAULT_MAX_OUTPUT_BYTES } from '../../spawn/index.js';
 import { goStatusErrorText } from '../../util/go-status.js';
 import { resolveContainerEnv } from '../env.js';
 import { containerFieldPath } from '../input-error.js';
@@ -40,8 +40,11 @@ import { singleFlight } from '../single-flight.js';
 import { refreshedStatus } from '../vanished.js';
 import type { AdoptedPod, ContainerEvent, ContainerRuntime, ExecResult, ImageInfo, PodSandbox, RegistryAuth, RuntimeCondition, RuntimeContainerStatus } from '../types.js';
 import { MANAGED_LABEL, NODE_LABEL, POD_UID_LABEL, RESTART_COUNT_ANNOTATION, RUN_LABEL, ownerLabels, podLogDirectory, processStartTime, type Owner } from '../cri/pod-config.js';
+import { apiMessage, apiStatus, CODE_UNKNOWN } from './api-errors.js';
 import { criLogFramer, type CriLogFramer } from './cri-log-framing.js';
 import { describeConnection, type DockerConnection } from './docker-host.js';
+import { engineExecSync } from './exec-sync.js';
+import { demuxFrames, unseenFrames, type LogFrame, type LogStream } from './log-catch-up.js';
 import { CONTAINER_NAME_LABEL, CONTAINER_TYPE_LABEL, DEFAULT_PAUSE_IMAGE, SANDBOX_ID_LABEL, containerCreateOptions, infraCreateOptions } from './pod-config.js';
 import { podVolumeSources, type VolumePolicy, type VolumeSource } from './volumes.js';
 import { dockerAuthConfig } from './registry-auth.js';
@@ -55,8 +58,8 @@ const VERSION_TIMEOUT_MS = 30_000;
  * busy one is slow (a `docker rm -f` took 14 s here with the machine's load at 55).
  */
 const CLEANUP_TIMEOUT_MS = 30_000;
-/** gRPC's `Unknown`: what cri-dockerd's errors carry when the kubelet words them. */
-const CODE_UNKNOWN = 2;
+/** How long an exit waits for the container's log to be complete (logComplete). */
+const LOG_DRAIN_TIMEOUT_MS = 2_000;
 /** The pod IP of a host-network pod: the node's, which probelet reports as 127.0.0.1. */
 const HOST_NETWORK_POD_IP = '127.0.0.1';
 
@@ -97,6 +100,8 @@ interface ContainerRecord {
   logStream?: NodeJS.ReadableStream;
   /** Ends the follow request, answered or not (Podman may never answer one for a container removed silent). */
   logAbort?: AbortController;
+  /** Resolves once the log file holds all the container wrote (the follow stream ended and was caught up) and is closed. */
+  logClosed?: Promise<void>;
 }
 
 /** What an earlier run of this node left of one pod, until adopted or removed. */
@@ -105,20 +110,6 @@ interface LeftPod {
   infra: Dockerode.ContainerInfo[];
   containers: Dockerode.ContainerInfo[];
   volumes: string[];
-}
-
-/** An Engine API error's status code and message (docker-modem's shape). */
-function apiStatus(err: unknown): number | undefined {
-  const code = (err as { statusCode?: unknown } | undefined)?.statusCode;
-  return typeof code === 'number' ? code : undefined;
-}
-
-/** The daemon's own words (`No such image: …`), else the error's. */
-export function apiMessage(err: unknown): string {
-  const json = (err as { json?: unknown } | undefined)?.json;
-  if (json && typeof json === 'object' && typeof (json as { message?: unknown }).message === 'string') return (json as { message: string }).message;
-  if (typeof json === 'string' && json.trim()) return json.trim();
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** A connect error in words that say what to do. */
@@ -176,6 +167,8 @@ export class DockerRuntime implements ContainerRuntime {
   readonly relists = true;
   /** `Docker Engine 20.10.24` or `Podman Engine 4.3.1`. */
   readonly version: string;
+  /** Podman's service, whose follow streams of logs may end before the last lines (log-catch-up.ts). */
+  private readonly isPodman: boolean;
   private readonly scheme = 'docker://';
   private readonly where: string;
   private readonly clock: Clock;
@@ -221,6 +214,7 @@ export class DockerRuntime implements ContainerRuntime {
     const components = (version as { Components?: { Name?: string; Version?: string }[] }).Components ?? [];
     const podman = components.find((c) => /podman/i.test(c.Name ?? ''));
     this.version = podman ? `${podman.Name ?? 'Podman'} ${podman.Version ?? version.Version}` : `Docker Engine ${version.Version}`;
+    this.isPodman = podman !== undefined;
     this.where = describeConnection(options.connection);
     this.clock = options.clock ?? realClock;
     this.runDir = options.runDir;
@@ -409,6 +403,7 @@ export class DockerRuntime implements ContainerRuntime {
       // As containerd reports a failed start (Docker leaves it `created` with exit 127 or 126).
       Object.assign(record.status, { state: 'exited', exitCode: 128, reason: 'StartError', message: startError, finishedAt: this.clock.now() });
     }
+    if (record.status.state === 'exited') await this.logComplete(record);
     this.events.emit(record.status.state === 'exited' ? 'exited' : 'started', record.status);
     if (this.calls.closing) await ignoreGone(created.remove({ force: true }));
     return { ...record.status };
@@ -431,37 +426,65 @@ export class DockerRuntime implements ContainerRuntime {
     }
     record.log = log;
     record.logAbort = new AbortController();
+    let closed = (): void => undefined;
+    record.logClosed = new Promise((resolve) => (closed = resolve));
+    const close = (): void => {
+      log.close();
+      closed();
+    };
     // Not awaited: Podman answers a follow request only once the container wrote something.
     void container.logs({ follow: true, stdout: true, stderr: true, timestamps: true, abortSignal: record.logAbort.signal }).then(
-      (stream) => this.pipeLogs(record, log, stream as NodeJS.ReadableStream),
-      () => log.close(),
+      (stream) => this.pipeLogs(record, log, stream as NodeJS.ReadableStream, close),
+      close,
     );
   }
 
-  private pipeLogs(record: ContainerRecord, log: ContainerLog, stream: NodeJS.ReadableStream): void {
+  private pipeLogs(record: ContainerRecord, log: ContainerLog, stream: NodeJS.ReadableStream, close: () => void): void {
     if (this.containers.get(record.status.id) !== record) {
       // Forgotten (removed, closed) before the daemon answered.
       (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+      close();
       return;
     }
     record.logStream = stream;
     const now = (): number => this.clock.now();
-    const framers = [criLogFramer('stdout', now), criLogFramer('stderr', now)];
-    const sink = (framer: CriLogFramer): Writable =>
+    const framers: Record<LogStream, CriLogFramer> = { stdout: criLogFramer('stdout', now), stderr: criLogFramer('stderr', now) };
+    const received: Record<LogStream, number> = { stdout: 0, stderr: 0 };
+    const sink = (name: LogStream): Writable =>
       new Writable({
         write(chunk: Buffer, _encoding, done) {
-          log.write(framer.frame(chunk));
+          received[name] += chunk.length;
+          log.write(framers[name].frame(chunk));
           done();
         },
       });
-    const [stdout, stderr] = framers.map(sink) as [Writable, Writable];
-    this.docker.modem.demuxStream(stream, stdout, stderr);
+    this.docker.modem.demuxStream(stream, sink('stdout'), sink('stderr'));
+    let ended = false;
     const end = (): void => {
-      for (const framer of framers) log.write(framer.end());
-      log.close();
+      if (ended) return;
+      ended = true;
+      void this.catchUpLogs(record, received).then((missed) => {
+        for (const frame of missed) log.write(framers[frame.stream].frame(frame.payload));
+        for (const framer of Object.values(framers)) log.write(framer.end());
+        close();
+      });
     };
     stream.on('end', end);
     stream.on('error', end);
+  }
+
+  /**
+   * On Podman, what the ended follow stream missed (log-catch-up.ts), read once without
+   * `follow`; nothing elsewhere, nor for a container forgotten meanwhile, nor when the read fails.
+   */
+  private async catchUpLogs(record: ContainerRecord, received: Readonly<Record<LogStream, number>>): Promise<LogFrame[]> {
+    if (!this.isPodman || this.containers.get(record.status.id) !== record) return [];
+    try {
+      const all = (await this.docker.getContainer(record.dockerID).logs({ follow: false, stdout: true, stderr: true, timestamps: true, abortSignal: record.logAbort?.signal })) as unknown as Buffer;
+      return unseenFrames(demuxFrames(all), received);
+    } catch {
+      return [];
+    }
   }
 
   async stopContainer(containerID: string, gracePeriodMs: number): Promise<void> {
@@ -514,48 +537,7 @@ export class DockerRuntime implements ContainerRuntime {
     const record = this.containers.get(containerID);
     if (!record) return Promise.reject(new Error(`container "${containerID}" not found`));
     // Not tracked: close() must not wait out a probe's timeout.
-    return this.exec(record, cmd, timeoutMs);
-  }
-
-  /**
-   * The exec API: create, start attached (stdout and stderr demultiplexed, each capped), wait
-   * for the end of the stream within the timeout, then read the exit code. Past the timeout
-   * the call fails as the kubelet's ExecSync does; the command itself is left to end in the
-   * container (the Engine cannot kill an exec, and neither could dockershim).
-   */
-  private async exec(record: ContainerRecord, cmd: string[], timeoutMs: number): Promise<ExecResult> {
-    const stdout = capped();
-    const stderr = capped();
-    let stream: NodeJS.ReadableStream & { destroy?: () => void };
-    let exec: Dockerode.Exec;
-    try {
-      exec = await this.docker.getContainer(record.dockerID).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
-      stream = (await exec.start({ hijack: true, stdin: false })) as typeof stream;
-    } catch (err) {
-      throw Object.assign(new Error(goStatusErrorText(CODE_UNKNOWN, apiMessage(err))), { output: '' });
-    }
-    this.docker.modem.demuxStream(stream, stdout.sink, stderr.sink);
-    const ended = new Promise<void>((resolve, reject) => {
-      stream.on('end', resolve);
-      stream.on('close', resolve);
-      stream.on('error', reject);
-    });
-    let timer: unknown;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      if (timeoutMs > 0) timer = this.clock.setTimeout(() => resolve('timeout'), timeoutMs);
-    });
-    try {
-      const outcome = await Promise.race([ended, timedOut]);
-      if (outcome === 'timeout') {
-        stream.destroy?.();
-        throw commandTimedOut(cmd, timeoutMs, '');
-      }
-    } finally {
-      this.clock.clearTimeout(timer);
-    }
-    const { ExitCode } = await exec.inspect();
-    const output = Buffer.concat([stdout.bytes(), stderr.bytes()]).subarray(0, DEFAULT_MAX_OUTPUT_BYTES).toString('utf8');
-    return { output, exitCode: ExitCode ?? 0 };
+    return engineExecSync(this.docker, record.dockerID, cmd, timeoutMs, this.clock);
   }
 
   containerLogs(containerID: string): string {
@@ -754,8 +736,24 @@ export class DockerRuntime implements ContainerRuntime {
     }
     const { status, exited } = refreshedStatus(record.status, info ? fromInspect(info) : undefined, this.clock.now());
     record.status = status;
-    if (emit && exited) this.events.emit('exited', record.status);
+    if (emit && exited) {
+      await this.logComplete(record);
+      this.events.emit('exited', record.status);
+    }
     return info !== undefined;
+  }
+
+  /**
+   * Waits (LOG_DRAIN_TIMEOUT_MS at most) until an exited container's log file holds all it
+   * wrote, as containerd's CRI waits for a container's output before it reports the exit: the
+   * kubelet syncs the pod on the exit, and its log then reads whole (Podman's follow stream ends
+   * a moment after the exit, and its catch-up read takes another).
+   */
+  private async logComplete(record: ContainerRecord): Promise<void> {
+    if (!record.logClosed) return;
+    let timer: unknown;
+    await Promise.race([record.logClosed, new Promise<void>((resolve) => (timer = this.clock.setTimeout(resolve, LOG_DRAIN_TIMEOUT_MS)))]);
+    this.clock.clearTimeout(timer);
   }
 }
 
@@ -847,25 +845,6 @@ async function ignoreGone(call: Promise<unknown>): Promise<void> {
     const status = apiStatus(err);
     if (status !== 404 && status !== 304) throw err;
   }
-}
-
-/** A sink that keeps at most DEFAULT_MAX_OUTPUT_BYTES. */
-function capped(): { sink: Writable; bytes(): Buffer } {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  return {
-    sink: new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        if (size < DEFAULT_MAX_OUTPUT_BYTES) {
-          const part = chunk.subarray(0, DEFAULT_MAX_OUTPUT_BYTES - size);
-          chunks.push(part);
-          size += part.length;
-        }
-        done();
-      },
-    }),
-    bytes: () => Buffer.concat(chunks),
-  };
 }
 
 /** What to do about an image the daemon cannot pull (no registry reachable, unknown name). */
