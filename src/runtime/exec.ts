@@ -16,6 +16,7 @@ import {
   type SpawnGroupOptions,
 } from '../spawn/index.js';
 import type { Clock } from '../util/clock.js';
+import { execOutput } from './exec-output.js';
 import type { ExecResult } from './types.js';
 
 export interface ExecContext {
@@ -62,7 +63,7 @@ export async function execInContainer(context: ExecContext, cmd: readonly string
   const exit = await group.exited.finally(() => {
     if (timer !== undefined) context.clock.clearTimeout(timer);
   });
-  const output = Buffer.concat([exit.stdout, exit.stderr]).subarray(0, DEFAULT_MAX_OUTPUT_BYTES).toString('utf8');
+  const output = execOutput(exit.stdout, exit.stderr);
   if (endedByTimeout(timedOut, exit)) {
     throw commandTimedOut(cmd, timeoutMs, output);
   }

@@ -23,7 +23,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Container, Pod } from '../../api/types.js';
 import { realClock, type Clock } from '../../util/clock.js';
-import { commandTimedOut, DEFAULT_MAX_OUTPUT_BYTES } from '../../spawn/index.js';
+import { commandTimedOut } from '../../spawn/index.js';
+import { execOutput } from '../exec-output.js';
 import { resolveContainerEnv } from '../env.js';
 import { containerFieldPath } from '../input-error.js';
 import { DEFAULT_LOG_TAIL_BYTES } from '../logs.js';
@@ -410,8 +411,7 @@ export class CriRuntime implements ContainerRuntime {
       // As the kubelet words it: "rpc error: code = Unknown desc = failed to exec in container: …".
       throw Object.assign(new Error(goStatusText(err)), { output: '' });
     }
-    const output = Buffer.concat([res.stdout, res.stderr]).subarray(0, DEFAULT_MAX_OUTPUT_BYTES).toString('utf8');
-    return { output, exitCode: res.exit_code };
+    return { output: execOutput(res.stdout, res.stderr), exitCode: res.exit_code };
   }
 
   containerLogs(containerID: string): string {

@@ -25,15 +25,23 @@
 import { Writable } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { commandTimedOut, DEFAULT_MAX_OUTPUT_BYTES } from '../../spawn/index.js';
+import { execOutput } from '../exec-output.js';
 import type { Clock } from '../../util/clock.js';
 import { goStatusErrorText } from '../../util/go-status.js';
 import { EXEC_DEADLINE_SLACK_MS } from '../exec-deadline.js';
 import type { ExecResult } from '../types.js';
 import { apiMessage, CODE_UNKNOWN } from './api-errors.js';
 
-/** The first wait between two exec inspects that did not show what is waited for; doubled each time up to POLL_MAX_MS. */
+/** The first wait between two exec inspects that did not show what is waited for; doubled each time up to a ceiling. */
 const POLL_FIRST_MS = 20;
-const POLL_MAX_MS = 1_000;
+/**
+ * The ceiling while waiting for the process's start: the timeout counts from the inspect that
+ * shows it, so the wait between two inspects is how late the timer may start (containerd's
+ * starts as the process does).
+ */
+const POLL_START_MAX_MS = 50;
+/** The ceiling while waiting for the exit code of a command that runs on. */
+const POLL_EXIT_MAX_MS = 1_000;
 
 type Hijacked = NodeJS.ReadableStream & { destroy?: () => void };
 
@@ -58,6 +66,7 @@ export function execExitCode(info: Pick<Dockerode.ExecInspectInfo, 'Running' | '
  */
 export async function engineExecSync(docker: Dockerode, containerID: string, cmd: string[], timeoutMs: number, clock: Clock): Promise<ExecResult> {
   const abort = new AbortController();
+  // The call's two deadlines, cleared when it ends (the polls' waits clear themselves).
   const timers: unknown[] = [];
   const after = <T>(ms: number, value: T): Promise<T> =>
     new Promise((resolve) => {
@@ -79,18 +88,18 @@ export async function engineExecSync(docker: Dockerode, containerID: string, cmd
     const stdout = capped();
     const stderr = capped();
     docker.modem.demuxStream(stream, stdout.sink, stderr.sink);
-    const ended = streamEnd(stream);
+    const ended = streamEnd(stream).catch((err: unknown) => Promise.reject(daemonError(err)));
 
     // The command's timeout counts from its start as the daemon reports it (an inspect that
     // fails here starts it at once: the stream and the exit code still tell the rest).
-    const startSeen = untilInspect(exec, execStarted, after, abort.signal).catch(() => undefined);
+    const startSeen = untilInspect(exec, execStarted, POLL_START_MAX_MS, clock, abort.signal).catch(() => undefined);
     if ((await Promise.race([startSeen, ended, callDeadline])) === TIMED_OUT) throw commandTimedOut(cmd, timeoutMs, '');
     const commandDeadline = timeoutMs > 0 ? after(timeoutMs, TIMED_OUT) : never;
     if ((await Promise.race([ended, commandDeadline, callDeadline])) === TIMED_OUT) throw commandTimedOut(cmd, timeoutMs, '');
-    const settled = await Promise.race([untilInspect(exec, (info) => execExitCode(info) !== undefined, after, abort.signal), commandDeadline, callDeadline]);
+    const exited = untilInspect(exec, (info) => execExitCode(info) !== undefined, POLL_EXIT_MAX_MS, clock, abort.signal).catch((err: unknown) => Promise.reject(daemonError(err)));
+    const settled = await Promise.race([exited, commandDeadline, callDeadline]);
     if (settled === TIMED_OUT) throw commandTimedOut(cmd, timeoutMs, '');
-    const output = Buffer.concat([stdout.bytes(), stderr.bytes()]).subarray(0, DEFAULT_MAX_OUTPUT_BYTES).toString('utf8');
-    return { output, exitCode: execExitCode(settled) ?? 0 };
+    return { output: execOutput(stdout.bytes(), stderr.bytes()), exitCode: execExitCode(settled) ?? 0 };
   } finally {
     for (const timer of timers) clock.clearTimeout(timer);
     abort.abort();
@@ -105,8 +114,13 @@ async function startExec(docker: Dockerode, containerID: string, cmd: string[], 
     const stream = (await exec.start({ hijack: true, stdin: false, abortSignal: signal })) as Hijacked;
     return { exec, stream };
   } catch (err) {
-    throw Object.assign(new Error(goStatusErrorText(CODE_UNKNOWN, apiMessage(err))), { output: '' });
+    throw daemonError(err);
   }
+}
+
+/** A daemon's failure during an exec (refused, the session gone, the stream broken) as a gRPC `Unknown`, cri-dockerd's wording. */
+function daemonError(err: unknown): Error {
+  return Object.assign(new Error(goStatusErrorText(CODE_UNKNOWN, apiMessage(err))), { output: '' });
 }
 
 /** Resolves when the attached stream ended; rejects with its error. */
@@ -119,19 +133,20 @@ function streamEnd(stream: Hijacked): Promise<'ended'> {
 }
 
 /**
- * Inspects the exec until `done` holds, waiting POLL_FIRST_MS doubling to POLL_MAX_MS between two
+ * Inspects the exec until `done` holds, waiting POLL_FIRST_MS doubling to `maxWaitMs` between two
  * inspects; stops (never resolving) once `signal` aborts. The caller races it with its deadlines.
  */
 async function untilInspect(
   exec: Dockerode.Exec,
   done: (info: Dockerode.ExecInspectInfo) => boolean,
-  after: <T>(ms: number, value: T) => Promise<T>,
+  maxWaitMs: number,
+  clock: Clock,
   signal: AbortSignal,
 ): Promise<Dockerode.ExecInspectInfo> {
-  for (let wait = POLL_FIRST_MS; ; wait = Math.min(wait * 2, POLL_MAX_MS)) {
+  for (let wait = POLL_FIRST_MS; ; wait = Math.min(wait * 2, maxWaitMs)) {
     const info = await exec.inspect({ abortSignal: signal });
     if (done(info)) return info;
-    await after(wait, undefined);
+    await new Promise<void>((resolve) => clock.setTimeout(resolve, wait));
     if (signal.aborted) return new Promise<never>(() => undefined);
   }
 }
