@@ -86,22 +86,23 @@ export class ImageManager {
       record('Warning', ERR_IMAGE_NEVER_PULL, message);
       return { ok: false, reason: ERR_IMAGE_NEVER_PULL, message };
     }
+    let credentials: RegistryAuth[];
+    try {
+      credentials = lookupPullCredentials(await pullSecrets(), image);
+    } catch (err) {
+      // A pull Secret whose config does not decode: upstream's keyring error, returned before
+      // `pullImage` (so before its back-off check, no `Pulling`); the error is the waiting
+      // reason and message (reasonCache), and `Error: …` the start's event.
+      const detail = errorText(err);
+      return { ok: false, reason: detail, message: detail };
+    }
+    // `pullImage`: a pull that failed lately waits out its back-off.
     const key = `${pod.metadata?.uid ?? ''}_${image}`;
     const failed = this.failed.get(key);
     if (failed !== undefined && this.backOff.isInBackOff(key, failed.at)) {
       const message = `Back-off pulling image "${image}"`;
       record('Normal', 'BackOff', message);
       return { ok: false, reason: IMAGE_PULL_BACK_OFF, message: `${message}: ${failed.message}` };
-    }
-    let credentials: RegistryAuth[];
-    try {
-      credentials = lookupPullCredentials(await pullSecrets(), image);
-    } catch (err) {
-      // A pull Secret whose config does not decode: upstream's `lookupPullCredentials` error,
-      // returned before any pull (no `Pulling`, no back-off); the error is the waiting reason
-      // and message (reasonCache), and `Error: …` the start's event.
-      const detail = errorText(err);
-      return { ok: false, reason: detail, message: detail };
     }
     record('Normal', 'Pulling', `Pulling image "${image}"`);
     const start = this.clock.now();

@@ -235,6 +235,24 @@ describe('kubelet: images', () => {
     expect(waitingMessage(kubelet)).toBe(error);
   });
 
+  it('a pull Secret that stops decoding while the image is in back-off: its error, not the back-off (the keyring is made before pullImage checks the back-off)', async () => {
+    let secret: PullSecret = dockerConfigSecret('reg.example', 'u', 'p');
+    const { clock, runtime, kubelet, events } = setup('images', { getSecret: () => Promise.resolve(secret) });
+    const r = runtime as ImageRuntime;
+    kubelet.addPods([pod({ image: 'reg.example/nope:1' }, 'p', { imagePullSecrets: [{ name: 'regcred' }] })]);
+    // Pulled and failed at once, again after the 10 s back-off (12.5 s, the requeue): now 20 s of back-off.
+    await clock.advance(12_600);
+    expect(r.pulls).toHaveLength(2);
+    const backOffs = events().filter((e) => e.includes('Back-off pulling')).length;
+    // Broken inside that back-off: the next sync (25 s) meets the keyring's error, not the back-off.
+    secret = { type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from('{"auths":"x"}').toString('base64') } };
+    await clock.advance(12_500);
+    const error = 'json: cannot unmarshal string into Go struct field DockerConfigJSON.auths of type credentialprovider.DockerConfig';
+    expect(events().filter((e) => e.includes('Back-off pulling')).length).toBe(backOffs);
+    expect(events().at(-1)).toBe(`Warning Failed Error: ${error}`);
+    expect(r.pulls).toHaveLength(2);
+  });
+
   it('serializeImagePulls (default): one pull at a time, the second waits — "in 1.5s (3s including waiting)"', async () => {
     const { clock, runtime, kubelet, events } = setup();
     const r = runtime as ImageRuntime;
