@@ -11,7 +11,8 @@
  * error while it goes on decoding, and stops at an error an entry's own decoding returns.
  */
 import { goBase64Decode } from '../util/go-base64.js';
-import { cannotUnmarshal, checkGoJson, type GoJsonKind } from '../util/go-json.js';
+import { cannotUnmarshal, checkGoJson, goJsonKind, type GoJsonKind } from '../util/go-json.js';
+import { isRecord } from '../api/workloads.js';
 import type { RegistryAuth } from '../runtime/types.js';
 
 /** One entry of a docker config: its location (`host[/path]`, maybe with a scheme) and credentials. */
@@ -33,16 +34,16 @@ export function decodeDockerConfigJson(bytes: Buffer): DockerConfigEntry[] {
   for (const [key, value] of Object.entries(root)) {
     if (sameField(key, 'auths')) {
       if (value === null) auths = undefined;
-      else if (isObject(value)) {
+      else if (isRecord(value)) {
         auths ??= new Map();
         for (const [location, entry] of Object.entries(value)) auths.set(location, decodeEntry(entry, 'auths'));
-      } else saved ??= cannotUnmarshal(kindOf(value), CONFIG_TYPE, { struct: 'DockerConfigJSON', path: 'auths' });
+      } else saved ??= cannotUnmarshal(goJsonKind(value), CONFIG_TYPE, { struct: 'DockerConfigJSON', path: 'auths' });
     } else if (sameField(key, 'HttpHeaders')) {
       if (value === null) continue;
-      if (!isObject(value)) saved ??= cannotUnmarshal(kindOf(value), 'map[string]string', { struct: 'DockerConfigJSON', path: 'HttpHeaders' });
+      if (!isRecord(value)) saved ??= cannotUnmarshal(goJsonKind(value), 'map[string]string', { struct: 'DockerConfigJSON', path: 'HttpHeaders' });
       else {
         for (const header of Object.values(value)) {
-          if (header !== null && typeof header !== 'string') saved ??= cannotUnmarshal(kindOf(header), 'string', { struct: 'DockerConfigJSON', path: 'HttpHeaders' });
+          if (header !== null && typeof header !== 'string') saved ??= cannotUnmarshal(goJsonKind(header), 'string', { struct: 'DockerConfigJSON', path: 'HttpHeaders' });
         }
       }
     }
@@ -76,13 +77,13 @@ function parseTop(bytes: Buffer, goType: string): Record<string, unknown> | null
 function decodeEntry(value: unknown, inField: string | undefined): RegistryAuth {
   const fields: Record<string, string> = { username: '', password: '', email: '', auth: '' };
   let typeError: { kind: GoJsonKind; goType: string; field?: string } | undefined;
-  if (value !== null && !isObject(value)) typeError = { kind: kindOf(value), goType: ENTRY_TYPE };
+  if (value !== null && !isRecord(value)) typeError = { kind: goJsonKind(value), goType: ENTRY_TYPE };
   else if (value !== null) {
     for (const [key, field] of Object.entries(value)) {
       const name = Object.keys(fields).find((f) => sameField(key, f));
       if (name === undefined || field === null) continue;
       if (typeof field === 'string') fields[name] = field;
-      else typeError ??= { kind: kindOf(field), goType: 'string', field: name };
+      else typeError ??= { kind: goJsonKind(field), goType: 'string', field: name };
     }
   }
   if (typeError) throw new Error(entryTypeError(typeError, inField));
@@ -107,17 +108,4 @@ function entryTypeError(error: { kind: GoJsonKind; goType: string; field?: strin
 /** Go's field matching: exact, else equal under (ASCII) case folding. */
 function sameField(key: string, field: string): boolean {
   return key.length === field.length && key.toLowerCase() === field.toLowerCase();
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function kindOf(value: unknown): GoJsonKind {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'string') return 'string';
-  if (typeof value === 'number') return 'number';
-  if (typeof value === 'boolean') return 'bool';
-  return 'object';
 }

@@ -185,6 +185,16 @@ function kindOf(bytes: Uint8Array): GoJsonKind {
   return 'number';
 }
 
+/** The JSON kind of a decoded value, in the words of Go's `UnmarshalTypeError`. */
+export function goJsonKind(value: unknown): GoJsonKind {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'string') return 'string';
+  if (typeof value === 'number') return 'number';
+  if (typeof value === 'boolean') return 'bool';
+  return 'object';
+}
+
 /** `UnmarshalTypeError.Error()` at the top level: `json: cannot unmarshal array into Go value of type T`. */
 export function cannotUnmarshal(kind: GoJsonKind | string, goType: string, field?: { struct: string; path: string }): string {
   if (field) return `json: cannot unmarshal ${kind} into Go struct field ${field.struct}.${field.path} of type ${goType}`;
