@@ -5,7 +5,7 @@
  * instead of being read as no credentials at all (the pull then went anonymous without a word).
  */
 import { goBase64Decode } from '../util/go-base64.js';
-import { unmarshalIntoMapError } from '../util/go-json.js';
+import { cannotUnmarshal, goJsonKind, unmarshalIntoMapError } from '../util/go-json.js';
 import { invalid, invalidObjectMessage, required, type FieldError } from './field-error.js';
 import { isRecord } from './workloads.js';
 import type { FieldPath } from './yaml.js';
@@ -33,6 +33,12 @@ export interface SecretRefusal {
 }
 
 const BASE64_FIX = 'values under data are base64 (e.g. `base64 -w0 FILE`); put plain text under stringData instead';
+const STRING_FIX = 'each value under data or stringData is one string: quote it (a JSON document under stringData is written as a YAML block `|` or a quoted string, not as a mapping)';
+
+/** The decoder's refusal, as the API server words it (`Secret in version "v1" cannot be handled as a Secret: …`). */
+function undecodable(path: FieldPath, error: string, fix: string): SecretRefusal[] {
+  return [{ path, message: `Secret in version "v1" cannot be handled as a Secret: ${error}; ${fix}` }];
+}
 
 function dockerConfigFix(type: string, key: string): string {
   const shape = type === DOCKER_CONFIG_JSON_TYPE ? '{"auths":{"REGISTRY":{"username":"USER","password":"PASSWORD"}}}' : '{"REGISTRY":{"username":"USER","password":"PASSWORD"}}';
@@ -42,24 +48,28 @@ function dockerConfigFix(type: string, key: string): string {
 /**
  * Why the API server would refuse `secret` (a decoded `kind: Secret` object), or none. The
  * decoder's error comes first and alone, as the API server stops there (`Secret in version
- * "v1" cannot be handled as a Secret: illegal base64 data at input byte 4`); then
- * ValidateSecret's, on `data` with `stringData` merged in, as the API server merges it.
+ * "v1" cannot be handled as a Secret: illegal base64 data at input byte 4`, or a value that is
+ * not a string: `json: cannot unmarshal object into Go struct field Secret.stringData of type
+ * string`) — the first in the order kubectl sends the object, its keys sorted (`data` before
+ * `stringData`); then ValidateSecret's, on `data` with `stringData` merged in, as the API server
+ * merges it.
  */
 export function secretRefusals(secret: Record<string, unknown>): SecretRefusal[] {
   const data = new Map<string, { bytes: Buffer; path: FieldPath }>();
   if (isRecord(secret['data'])) {
-    for (const [key, value] of Object.entries(secret['data'])) {
-      if (typeof value !== 'string') continue;
+    for (const [key, value] of sortedEntries(secret['data'])) {
+      if (value === null) continue;
+      if (typeof value !== 'string') return undecodable(['data', key], cannotUnmarshal(goJsonKind(value), '[]byte', { struct: 'Secret', path: 'data' }), STRING_FIX);
       const decoded = goBase64Decode(value);
-      if ('error' in decoded) {
-        return [{ path: ['data', key], message: `Secret in version "v1" cannot be handled as a Secret: ${decoded.error}; ${BASE64_FIX}` }];
-      }
+      if ('error' in decoded) return undecodable(['data', key], decoded.error, BASE64_FIX);
       data.set(key, { bytes: decoded.bytes, path: ['data', key] });
     }
   }
   if (isRecord(secret['stringData'])) {
-    for (const [key, value] of Object.entries(secret['stringData'])) {
-      if (typeof value === 'string') data.set(key, { bytes: Buffer.from(value, 'utf8'), path: ['stringData', key] });
+    for (const [key, value] of sortedEntries(secret['stringData'])) {
+      if (value === null) continue;
+      if (typeof value !== 'string') return undecodable(['stringData', key], cannotUnmarshal(goJsonKind(value), 'string', { struct: 'Secret', path: 'stringData' }), STRING_FIX);
+      data.set(key, { bytes: Buffer.from(value, 'utf8'), path: ['stringData', key] });
     }
   }
   const type = typeof secret['type'] === 'string' ? secret['type'] : '';
@@ -79,4 +89,9 @@ export function secretRefusals(secret: Record<string, unknown>): SecretRefusal[]
   const metadata = isRecord(secret['metadata']) ? secret['metadata'] : {};
   const name = typeof metadata['name'] === 'string' ? metadata['name'] : '';
   return [{ path, message: `${invalidObjectMessage('Secret', name, [error])}; ${dockerConfigFix(type, key)}` }];
+}
+
+/** A map's entries in the order kubectl sends them (its JSON has sorted keys). */
+function sortedEntries(map: Record<string, unknown>): [string, unknown][] {
+  return Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }

@@ -295,4 +295,19 @@ describe('a Secret the API server would refuse is a problem of its own, not a Se
     ]);
     expect(load.configs).toBeUndefined();
   });
+
+  it('a value under stringData or data that is not a string (a JSON config written as a YAML mapping): the decoder\'s type error at that key, the first in kubectl\'s sorted order', () => {
+    const load = parseManifestDocuments(
+      [
+        secret('m', 'kubernetes.io/dockerconfigjson', 'stringData:\n  .dockerconfigjson: {"auths": {}}\n'),
+        secret('n', 'Opaque', 'data:\n  z: QUJD\n  b: 5\nstringData:\n  a: [x]\n'),
+      ].join('---\n'),
+      's.yaml',
+    );
+    expect(load.problems.map(formatProblem)).toEqual([
+      's.yaml:6:3: document 1: Secret in version "v1" cannot be handled as a Secret: json: cannot unmarshal object into Go struct field Secret.stringData of type string; each value under data or stringData is one string: quote it (a JSON document under stringData is written as a YAML block `|` or a quoted string, not as a mapping)',
+      's.yaml:14:3: document 2: Secret in version "v1" cannot be handled as a Secret: json: cannot unmarshal number into Go struct field Secret.data of type []byte; each value under data or stringData is one string: quote it (a JSON document under stringData is written as a YAML block `|` or a quoted string, not as a mapping)',
+    ]);
+    expect(load.configs).toBeUndefined();
+  });
 });
