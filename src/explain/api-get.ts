@@ -70,7 +70,12 @@ export function apiGetter(config: KubeConfig, server: string): { get: GetJson; c
     const response = await transport.send(context).toPromise();
     const text = await response.body.text();
     if (response.httpStatusCode < 200 || response.httpStatusCode > 299) throw new ApiException(response.httpStatusCode, `GET ${path}`, text, response.headers);
-    return JSON.parse(text) as unknown;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      // A proxy's or load balancer's page in front of the API server, answered with 200.
+      throw new SourceError(`GET ${path}: the answer is not JSON (${JSON.stringify(text.slice(0, 60))}${text.length > 60 ? '…' : ''}): is the kubeconfig's server the API server, not a proxy or web page in front of it?`);
+    }
   };
   return { get, close: () => pool.destroy() };
 }

@@ -123,6 +123,13 @@ describe('check --cluster: what one answer of the API server may hold', () => {
     expect(requests).toHaveLength(2);
   });
 
+  it('an answer that is not JSON (a proxy\'s page): exit 2 naming the request, not a bare SyntaxError', async () => {
+    handler = (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Sign in to continue</body></html>');
+    const { code, stderr } = await checkCluster({ namespace: 'web' });
+    expect(code).toBe(2);
+    expect(stderr).toContain('GET /apis/apps/v1/namespaces/web/deployments: the answer is not JSON ("<html><body>Sign in to continue</body></html>")');
+  });
+
   it('-A without the right to list cluster-wide: the namespaces are listed in pages too', async () => {
     handler = (_req, res, url) => {
       if (url.pathname === '/apis/apps/v1/deployments') {
