@@ -23,17 +23,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { racePulls, reportPulls } from './lib/pull-race.mjs';
+import { pullFlags, racePulls, reportPulls } from './lib/pull-race.mjs';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, mb: { type: 'string', default: '16' } } });
-const ROUNDS = Number(values.rounds);
-const MB = Number(values.mb);
+const { rounds: ROUNDS, mb: MB } = pullFlags('cri-pull', 3);
 const ENDPOINT = process.env.PROBELET_CRI_ENDPOINT ?? process.env.CONTAINER_RUNTIME_ENDPOINT ?? 'unix:///tmp/probelet-cri/containerd.sock';
 const REGISTRY = process.env.PROBELET_REGISTRY;
 const SECRET = process.env.PROBELET_REGISTRY_SECRET;
-if (!REGISTRY || !SECRET || !(ROUNDS >= 1) || !(MB > 0)) {
-  console.error('cri-pull bench: needs PROBELET_REGISTRY and PROBELET_REGISTRY_SECRET (npm run cri:up; eval "$(npm run -s registry:env)"), --rounds ≥ 1 and --mb > 0');
+if (!REGISTRY || !SECRET) {
+  console.error('cri-pull bench: needs PROBELET_REGISTRY and PROBELET_REGISTRY_SECRET (npm run cri:up; eval "$(npm run -s registry:env)")');
   process.exit(2);
 }
 /** registry:up's directory: its CA for skopeo (trust/) and containerd's registry config (certs.d/). */

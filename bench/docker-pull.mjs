@@ -22,12 +22,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { racePulls, reportPulls } from './lib/pull-race.mjs';
+import { pullFlags, racePulls, reportPulls } from './lib/pull-race.mjs';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, mb: { type: 'string', default: '16' } } });
-const ROUNDS = Number(values.rounds);
-const MB = Number(values.mb);
+const { rounds: ROUNDS, mb: MB } = pullFlags('docker-pull', 5);
 const HOST = process.env.DOCKER_HOST;
 const REGISTRY = process.env.PROBELET_REGISTRY;
 if (!HOST || !REGISTRY) {

@@ -41,8 +41,9 @@ try {
       ['RemovePodSandbox', { pod_sandbox_id: s.id }],
     ]);
   }
-  const notRemoved = failed.length > 0 ? ` (${failed.length} of them could not be)` : '';
-  console.error(`cri-down: removed ${containers.length} container(s) and ${items.length} pod sandbox(es) through the CRI${notRemoved}`);
+  const found = `${containers.length} container(s) and ${items.length} pod sandbox(es)`;
+  if (failed.length === 0) console.error(`cri-down: removed ${found} through the CRI`);
+  else console.error(`cri-down: of ${found}, removed ${containers.length + items.length - failed.length} through the CRI; ${failed.length} could not be`);
   for (const f of failed) console.error(`cri-down: could not remove ${f}`);
 } finally {
   client.close();

@@ -5,6 +5,27 @@
  * meets a warmer cache; then one JSON line and one sentence with the medians and their ratio.
  */
 
+import { parseArgs } from 'node:util';
+
+/**
+ * The pull benches' flags, `--rounds N` and `--mb M` (whole numbers ≥ 1), or exit 2 naming the
+ * flag that is not one.
+ * @param {string} bench  its name, for the message
+ * @param {number} rounds  the default rounds
+ * @returns {{ rounds: number, mb: number }}
+ */
+export function pullFlags(bench, rounds) {
+  const { values } = parseArgs({ options: { rounds: { type: 'string', default: String(rounds) }, mb: { type: 'string', default: '16' } } });
+  /** @param {'rounds' | 'mb'} name */
+  const whole = (name) => {
+    const text = values[name] ?? '';
+    if (/^[1-9][0-9]{0,5}$/.test(text)) return Number(text);
+    console.error(`${bench} bench: --${name} ${JSON.stringify(text)}: give a whole number, 1 or more`);
+    process.exit(2);
+  };
+  return { rounds: whole('rounds'), mb: whole('mb') };
+}
+
 /**
  * @param {{ probelet: () => Promise<unknown>, baseline: () => Promise<unknown> }} pulls
  * @param {{ rounds: number, reset: () => void, close: () => Promise<void> }} run

@@ -45,4 +45,10 @@ suite(`npm run bench -- --scenario cri-pull${reason === undefined ? '' : ` — s
     expect(err).toMatchObject({ code: 2 });
     expect((err as { stderr: string }).stderr).toContain('cri-pull bench: needs PROBELET_REGISTRY and PROBELET_REGISTRY_SECRET');
   });
+
+  it('refuses rounds that are not a whole number, naming the flag, exit 2', async () => {
+    const err = await promisify(execFile)(process.execPath, [RUN, '--scenario', 'cri-pull', '--rounds', '2.5'], { timeout: 30_000 }).catch((e: { code: number; stderr: string }) => e);
+    expect(err).toMatchObject({ code: 2 });
+    expect((err as { stderr: string }).stderr).toContain('cri-pull bench: --rounds "2.5": give a whole number, 1 or more');
+  });
 });
