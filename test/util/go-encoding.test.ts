@@ -57,6 +57,15 @@ describe("Go's encoding errors, word for word", () => {
     });
   }
 
+  it('base64: every input Go decoded decodes to the same bytes (Go drops \\r and \\n, as Node does)', () => {
+    const decoded = rows.filter((r) => (r.kind === 'b64' || r.kind === 'raw64') && r.error === '');
+    expect(decoded.length).toBeGreaterThan(4);
+    for (const r of decoded) {
+      const text = Buffer.from(r.input, 'base64').toString('latin1');
+      expect(goBase64Decode(text, r.kind === 'b64'), JSON.stringify(text)).toEqual({ bytes: Buffer.from(text.replace(/[\r\n]/g, ''), 'base64') });
+    }
+  });
+
   it('base64: what decodes, decodes to the bytes', () => {
     expect(goBase64Decode('QUJD\nRA==')).toEqual({ bytes: Buffer.from('ABCD') });
     expect(goBase64Decode('QUJDRA', false)).toEqual({ bytes: Buffer.from('ABCD') });
