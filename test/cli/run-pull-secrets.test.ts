@@ -26,7 +26,7 @@ function write(config: string): void {
 it('an edit that breaks the Secret: undefined and its problem printed once; fixed, the Secret again', async () => {
   write('{"auths":{}}');
   const warned: string[] = [];
-  const get = manifestSecretGetter([file], (await loadManifests([file])).configs ?? [], (line) => warned.push(line));
+  const get = manifestSecretGetter([file], await loadManifests([file]), (line) => warned.push(line));
   expect((await get('default', 'regcred'))?.type).toBe('kubernetes.io/dockerconfigjson');
   expect(warned).toEqual([]);
 
@@ -40,4 +40,14 @@ it('an edit that breaks the Secret: undefined and its problem printed once; fixe
   const fixed = await get('default', 'regcred');
   expect(Buffer.from(fixed?.data?.['.dockerconfigjson'] ?? '', 'base64').toString()).toBe('{"auths":{"r":{"username":"u","password":"p"}}}');
   expect(warned).toHaveLength(1);
+});
+
+it('a Secret broken after the start but before the first pull: its problem is printed at that pull', async () => {
+  write('{"auths":{}}');
+  const warned: string[] = [];
+  const get = manifestSecretGetter([file], await loadManifests([file]), (line) => warned.push(line));
+  write('{"auths":');
+  expect(await get('default', 'regcred')).toBeUndefined();
+  expect(warned).toHaveLength(1);
+  expect(warned[0]).toContain('Secret "regcred" is invalid: data[.dockerconfigjson]: Invalid value: "<secret contents redacted>": unexpected end of JSON input');
 });

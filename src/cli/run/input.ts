@@ -6,21 +6,22 @@
  * invalid pod only drops itself: the others still run.
  */
 import type { AdmitResult } from '../../api/admit.js';
-import { formatProblem, loadManifests, skippedNote, type ManifestConfig } from '../../api/documents.js';
+import { formatProblem, loadManifests, skippedNote, type ManifestConfig, type ManifestProblem } from '../../api/documents.js';
 import { podsOf, withoutRefusedWorkloads } from '../../api/manifest.js';
 import type { Pod } from '../../api/types.js';
 import { admitForLocalRun, type LocalRunAdmission } from '../../kubelet/admission.js';
 import type { CliIO } from '../io.js';
 
 /**
- * The pods of every file, in order, and how many problems (dropped documents) were printed;
+ * The pods of every file, in order, and how many problems (dropped documents) were printed
+ * (`loadProblems`: the documents' own, for what reads the files again);
  * `pods` undefined (after printing why) when there is nothing to run.
  */
 export async function loadPods(
   files: readonly string[],
   io: CliIO,
   nowMs: number = Date.now(),
-): Promise<{ pods: Pod[] | undefined; problems: number; configs: ManifestConfig[] }> {
+): Promise<{ pods: Pod[] | undefined; problems: number; configs: ManifestConfig[]; loadProblems: ManifestProblem[] }> {
   const load = await loadManifests(files);
   const found = podsOf(load.objects, { naming: 'controller', nowMs });
   const stored = withoutRefusedWorkloads(found.pods);
@@ -32,9 +33,9 @@ export async function loadPods(
   const count = load.problems.length + problems.length;
   if (pods.length === 0) {
     io.stderr(`probelet: no pods in ${files.join(', ')}\n`);
-    return { pods: undefined, problems: count, configs: [] };
+    return { pods: undefined, problems: count, configs: [], loadProblems: load.problems };
   }
-  return { pods: pods.map((p) => p.pod), problems: count, configs: load.configs ?? [] };
+  return { pods: pods.map((p) => p.pod), problems: count, configs: load.configs ?? [], loadProblems: load.problems };
 }
 
 /**

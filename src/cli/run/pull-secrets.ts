@@ -8,18 +8,19 @@
  * pull goes on with `FailedToRetrieveImagePullSecret`.
  */
 import { stat } from 'node:fs/promises';
-import { formatProblem, loadManifests, STDIN_PATH, type ManifestConfig } from '../../api/documents.js';
+import { formatProblem, loadManifests, STDIN_PATH, type ManifestLoad } from '../../api/documents.js';
 import type { PullSecret, SecretGetter } from '../../kubelet/pull-secrets.js';
 
 /**
- * The getter over `files`, starting from the Secrets already loaded with the pods (whose
- * problems were printed then); `warn` gets each problem a later reading finds, once.
+ * The getter over `files`, starting from the load that gave the pods (its Secrets, and its
+ * problems, printed then); `warn` gets each problem a later reading finds, once — one made by an
+ * edit before the first pull too.
  */
-export function manifestSecretGetter(files: readonly string[], loaded: readonly ManifestConfig[], warn: (line: string) => void = () => undefined): SecretGetter {
-  let configs = loaded;
+export function manifestSecretGetter(files: readonly string[], loaded: Pick<ManifestLoad, 'configs' | 'problems'>, warn: (line: string) => void = () => undefined): SecretGetter {
+  let configs = loaded.configs ?? [];
   const rereadable = !files.includes(STDIN_PATH);
   let seen: string | undefined;
-  let printed: string[] | undefined;
+  let printed = loaded.problems.map(formatProblem);
   return async (namespace, name) => {
     // Read again only when a file changed (size or time): a big manifest is not parsed per pull.
     const now = rereadable ? await signature(files) : undefined;
@@ -29,8 +30,8 @@ export function manifestSecretGetter(files: readonly string[], loaded: readonly 
       if (load) {
         configs = load.configs ?? [];
         const problems = load.problems.map(formatProblem);
-        // The first reading's problems were printed with the pods; then only new ones.
-        if (printed !== undefined) for (const p of problems) if (!printed.includes(p)) warn(p);
+        // The first load's problems were printed with the pods; then only new ones.
+        for (const p of problems) if (!printed.includes(p)) warn(p);
         printed = problems;
         seen = now;
       }

@@ -166,7 +166,7 @@ async function runPods(files: string[], flags: RunFlags, io: CliIO, env: RunEnvi
     let code: number = EXIT_USAGE;
     const crashed = new Map<string, CrashNote>();
     try {
-      const secrets = manifestSecretGetter(files, loaded.configs, (line) => io.stderr(`probelet: ${line}\n`));
+      const secrets = manifestSecretGetter(files, { configs: loaded.configs, problems: loaded.loadProblems }, (line) => io.stderr(`probelet: ${line}\n`));
       code = await runKubelet({ pods: admitted.pods, files, flags, timeoutMs, runDir: logs.dir, api, io, env, crashed, volumes, images: { ...imagePulls, getSecret: secrets } });
     } finally {
       // The logs are about the run: a dropped document does not make them worth keeping,
