@@ -95,3 +95,15 @@ export function secretRefusals(secret: Record<string, unknown>): SecretRefusal[]
 function sortedEntries(map: Record<string, unknown>): [string, unknown][] {
   return Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
+
+/**
+ * A Secret's data as the API server stores it: `data` decoded, `stringData` merged over it (it
+ * wins). For a Secret {@link secretRefusals} passed, whose values are all strings and base64.
+ */
+export function secretData(secret: Record<string, unknown>): Map<string, Buffer> {
+  const data = new Map<string, Buffer>();
+  const strings = (field: unknown): [string, string][] => (isRecord(field) ? Object.entries(field).filter((e): e is [string, string] => typeof e[1] === 'string') : []);
+  for (const [key, b64] of strings(secret['data'])) data.set(key, Buffer.from(b64, 'base64'));
+  for (const [key, text] of strings(secret['stringData'])) data.set(key, Buffer.from(text, 'utf8'));
+  return data;
+}

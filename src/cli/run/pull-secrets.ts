@@ -9,6 +9,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { formatProblem, loadManifests, STDIN_PATH, type ManifestLoad } from '../../api/documents.js';
+import { secretData } from '../../api/secret-validation.js';
 import type { PullSecret, SecretGetter } from '../../kubelet/pull-secrets.js';
 
 /**
@@ -54,9 +55,6 @@ async function signature(files: readonly string[]): Promise<string | undefined> 
 /** The Secret as the API would serve it: `stringData` merged into `data` (base64), which it wins over. */
 function asPullSecret(value: Record<string, unknown>): PullSecret {
   const data: Record<string, string> = {};
-  const strings = (field: unknown): [string, string][] =>
-    field && typeof field === 'object' ? Object.entries(field).filter((e): e is [string, string] => typeof e[1] === 'string') : [];
-  for (const [k, b64] of strings(value['data'])) data[k] = b64;
-  for (const [k, text] of strings(value['stringData'])) data[k] = Buffer.from(text, 'utf8').toString('base64');
+  for (const [key, bytes] of secretData(value)) data[key] = bytes.toString('base64');
   return { ...(typeof value['type'] === 'string' ? { type: value['type'] } : {}), data };
 }

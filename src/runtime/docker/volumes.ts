@@ -12,6 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import type { Pod, PodSpec } from '../../api/types.js';
 import { forbidden, notFound, type FieldError } from '../../api/field-error.js';
+import { secretData } from '../../api/secret-validation.js';
 
 /** A ConfigMap's or Secret's content: file name → bytes. */
 export type KeyFiles = ReadonlyMap<string, Buffer>;
@@ -154,8 +155,7 @@ export function configObjectsOf(documents: readonly ConfigDocument[]): ConfigObj
       for (const [k, text] of entries(v['data'])) files.set(k, Buffer.from(text, 'utf8'));
       for (const [k, b64] of entries(v['binaryData'])) files.set(k, Buffer.from(b64, 'base64'));
     } else {
-      for (const [k, b64] of entries(v['data'])) files.set(k, Buffer.from(b64, 'base64'));
-      for (const [k, text] of entries(v['stringData'])) files.set(k, Buffer.from(text, 'utf8'));
+      for (const [k, bytes] of secretData(v)) files.set(k, bytes);
     }
     (doc.kind === 'ConfigMap' ? configMaps : secrets).set(`${doc.namespace || 'default'}/${doc.name}`, files);
   }
