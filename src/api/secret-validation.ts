@@ -23,6 +23,11 @@ const DOCKER_CONFIG_KEYS: Readonly<Record<string, string>> = {
   [DOCKERCFG_TYPE]: DOCKERCFG_KEY,
 };
 
+/** The key a docker config Secret's `type` keeps its config under, or undefined for another type. */
+export function dockerConfigKey(type: string | undefined): string | undefined {
+  return type !== undefined && Object.hasOwn(DOCKER_CONFIG_KEYS, type) ? DOCKER_CONFIG_KEYS[type] : undefined;
+}
+
 /** What ValidateSecret prints instead of a Secret's bytes. */
 const REDACTED = '<secret contents redacted>';
 
@@ -73,7 +78,7 @@ export function secretRefusals(secret: Record<string, unknown>): SecretRefusal[]
     }
   }
   const type = typeof secret['type'] === 'string' ? secret['type'] : '';
-  const key = Object.hasOwn(DOCKER_CONFIG_KEYS, type) ? DOCKER_CONFIG_KEYS[type] : undefined;
+  const key = dockerConfigKey(type);
   if (key === undefined) return [];
   const field = `data[${key}]`;
   const entry = data.get(key);

@@ -8,7 +8,7 @@
  * repository gives one set of credentials. The kubelet tries them in the keyring's order
  * (keys in reverse lexical order: a longer, more specific path first) until one pull works.
  */
-import { DOCKER_CONFIG_JSON_KEY, DOCKER_CONFIG_JSON_TYPE, DOCKERCFG_KEY, DOCKERCFG_TYPE } from '../api/secret-validation.js';
+import { DOCKER_CONFIG_JSON_TYPE, dockerConfigKey } from '../api/secret-validation.js';
 import type { Pod } from '../api/types.js';
 import type { RegistryAuth } from '../runtime/types.js';
 import { decodeDockerConfig, decodeDockerConfigJson } from './docker-config.js';
@@ -81,7 +81,8 @@ export function lookupPullCredentials(secrets: readonly PullSecret[], image: str
 
 /** `secretsToTrackedDockerConfigs` for one Secret: only its type's key counts, and only when not empty. */
 function keyringEntries(secret: PullSecret): KeyringEntry[] {
-  const config = secret.type === DOCKER_CONFIG_JSON_TYPE ? secret.data?.[DOCKER_CONFIG_JSON_KEY] : secret.type === DOCKERCFG_TYPE ? secret.data?.[DOCKERCFG_KEY] : undefined;
+  const key = dockerConfigKey(secret.type);
+  const config = key === undefined ? undefined : secret.data?.[key];
   if (!config) return [];
   // `data` as the API serves it: base64, which the API server decoded before storing.
   const bytes = Buffer.from(config, 'base64');
