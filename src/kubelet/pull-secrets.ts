@@ -9,6 +9,7 @@
  * (keys in reverse lexical order: a longer, more specific path first) until one pull works.
  */
 import { DOCKER_CONFIG_JSON_TYPE, dockerConfigKey } from '../api/secret-validation.js';
+import { repositoryOf } from '../api/image-reference.js';
 import type { Pod } from '../api/types.js';
 import type { RegistryAuth } from '../runtime/types.js';
 import { decodeDockerConfig, decodeDockerConfigJson } from './docker-config.js';
@@ -111,23 +112,6 @@ function keyOf(location: string): string | undefined {
 }
 
 const DEFAULT_REGISTRY_HOST = 'index.docker.io';
-
-/**
- * The repository the kubelet looks credentials up for (`parsers.ParseImageName`): tag and
- * digest dropped, Docker Hub's names completed (`busybox` → `docker.io/library/busybox`).
- */
-export function repositoryOf(image: string): string {
-  let name = image;
-  const at = name.indexOf('@');
-  if (at >= 0) name = name.slice(0, at);
-  const slash = name.lastIndexOf('/');
-  const colon = name.lastIndexOf(':');
-  if (colon > slash) name = name.slice(0, colon);
-  const first = name.split('/')[0] ?? '';
-  const hasHost = name.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
-  if (hasHost) return name;
-  return name.includes('/') ? `docker.io/${name}` : `docker.io/library/${name}`;
-}
 
 /** `isDefaultRegistryMatch`: an image of Docker Hub, for the `index.docker.io` key. */
 function isDefaultRegistry(repo: string): boolean {

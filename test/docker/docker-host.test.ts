@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { dockerHost, parseDockerHost } from '../../src/runtime/docker/docker-host.js';
 import { withDefaultTag } from '../../src/runtime/docker/docker-runtime.js';
-import { dockerAuthConfig, registryOf } from '../../src/runtime/docker/registry-auth.js';
+import { registryOf } from '../../src/api/image-reference.js';
+import { dockerAuthConfig } from '../../src/runtime/docker/registry-auth.js';
 
 describe('docker host and images', () => {
   it('--docker-host, else DOCKER_HOST, else unix:///var/run/docker.sock; unix, bare paths and tcp parse; others name the setting', () => {

@@ -5,7 +5,8 @@
  * order, the `auth` field decoded, and Secrets of another type ignored.
  */
 import { describe, expect, it } from 'vitest';
-import { lookupPullCredentials, pullSecretsForPod, repositoryOf, type PullSecret } from '../../src/kubelet/pull-secrets.js';
+import { repositoryOf } from '../../src/api/image-reference.js';
+import { lookupPullCredentials, pullSecretsForPod, type PullSecret } from '../../src/kubelet/pull-secrets.js';
 
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
 
